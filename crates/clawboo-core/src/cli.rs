@@ -1,0 +1,120 @@
+//! What the four bins run: argument handling (`--help`, `--version`), opening the database named
+//! by the environment, and serving one server over stdio.
+//!
+//! Owns: exit codes and the one-line error a person sees when start-up fails.
+//! Must never: panic on bad input or an unusable database; write anything but protocol to stdout
+//! while serving.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use crate::db::{DB_PATH_ENV, Db, default_db_path};
+use crate::log;
+use crate::mcp::{SERVER_VERSION, Server, stdio};
+
+/// How long shutdown waits for in-flight handlers to finish their database work.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// What a bin says about itself.
+#[derive(Debug, Clone, Copy)]
+pub struct BinInfo {
+    /// The executable's name, e.g. `clawboo-mcp-tasks`.
+    pub bin: &'static str,
+    /// One line: what the server is for.
+    pub summary: &'static str,
+    /// Extra environment variables the server reads, as `NAME  meaning` lines.
+    pub env_help: &'static str,
+}
+
+/// The value of an environment variable, trimmed; blank counts as unset.
+pub fn env_value(name: &str) -> Option<String> {
+    std::env::var(name)
+        .ok()
+        .map(|v| v.trim().to_owned())
+        .filter(|v| !v.is_empty())
+}
+
+fn help_text(info: &BinInfo) -> String {
+    format!(
+        "{bin} {SERVER_VERSION}\n{summary}\n\n\
+         USAGE:\n    {bin}              serve MCP over stdio (newline-delimited JSON-RPC)\n    \
+         {bin} --help       print this help\n    {bin} --version    print the version\n\n\
+         ENVIRONMENT:\n    {DB_PATH_ENV}    the shared SQLite file (default ~/.openclaw/clawboo/clawboo.db)\n    \
+         RUST_LOG           stderr log level: error, warn (default), info, debug\n{extra}",
+        bin = info.bin,
+        summary = info.summary,
+        extra = info.env_help,
+    )
+}
+
+/// Handles `--help` / `--version`; `Some(code)` means the bin should exit with it.
+pub fn handle_flags(info: &BinInfo, args: &[String]) -> Option<ExitCode> {
+    match args.first().map(String::as_str) {
+        None => None,
+        Some("-h" | "--help" | "help") => {
+            print!("{}", help_text(info));
+            Some(ExitCode::SUCCESS)
+        }
+        Some("-V" | "--version") => {
+            println!("{} {SERVER_VERSION}", info.bin);
+            Some(ExitCode::SUCCESS)
+        }
+        Some(other) => {
+            eprintln!(
+                "{}: unexpected argument {other:?}; run `{} --help` for usage",
+                info.bin, info.bin
+            );
+            Some(ExitCode::from(2))
+        }
+    }
+}
+
+/// Opens the database named by the environment, or explains in one line why it cannot.
+pub fn open_db(info: &BinInfo) -> Result<Db, ExitCode> {
+    let opened = default_db_path().and_then(|path| Db::open(&path));
+    opened.map_err(|e| {
+        eprintln!("{}: {e}", info.bin);
+        ExitCode::FAILURE
+    })
+}
+
+/// Serves `server` over stdio until stdin closes or SIGTERM arrives.
+pub fn serve<S: Send + Sync + 'static>(info: &BinInfo, server: Server<S>) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("{}: cannot start the async runtime: {e}", info.bin);
+            return ExitCode::FAILURE;
+        }
+    };
+    log::info(&format!("{} serving over stdio", server.name()));
+    let outcome = runtime.block_on(stdio::serve(server));
+    runtime.shutdown_timeout(SHUTDOWN_GRACE);
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{}: {e}", info.bin);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The whole life of a simple bin: flags, database, build, serve.
+pub fn run<S, F>(info: &BinInfo, build: F) -> ExitCode
+where
+    S: Send + Sync + 'static,
+    F: FnOnce(Db) -> Server<S>,
+{
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(code) = handle_flags(info, &args) {
+        return code;
+    }
+    match open_db(info) {
+        Ok(db) => serve(info, build(db)),
+        Err(code) => code,
+    }
+}

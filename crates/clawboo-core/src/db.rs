@@ -1,0 +1,360 @@
+//! The shared SQLite file: where it is, how a connection is opened, how the schema is created,
+//! and how a read-then-write runs.
+//!
+//! Owns: the path rule (`CLAWBOO_DB_PATH`, else `~/.openclaw/clawboo/clawboo.db`), the pragmas every
+//! connection gets (WAL, foreign keys, `synchronous=NORMAL`, a long busy timeout), the versioned,
+//! idempotent schema bootstrap, and [`immediate`], the one way to run a `BEGIN IMMEDIATE` transaction.
+//!
+//! Guarantees: eight processes opening one brand-new file at the same instant all succeed; a
+//! transaction that fails rolls back and leaves the file as it was; a writer that meets a lock waits
+//! (busy timeout, then a bounded retry) instead of failing.
+//!
+//! Must never: know a table's meaning (each repository brings its own DDL as a [`SchemaPart`]), or
+//! build SQL from caller input.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use rusqlite::{Connection, ErrorCode};
+
+/// The environment variable that names the database file.
+pub const DB_PATH_ENV: &str = "CLAWBOO_DB_PATH";
+
+/// How long one statement waits for a lock held by another connection before SQLite reports busy.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// How long [`immediate`] and [`Db::open`] keep retrying a busy database after the busy timeout.
+const BUSY_RETRY_BUDGET: Duration = Duration::from_secs(60);
+
+/// Errors of opening the database or running a statement on it.
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    /// Neither `CLAWBOO_DB_PATH` nor a home folder is available to place the file.
+    #[error("cannot choose a database path: set {DB_PATH_ENV} or HOME")]
+    NoPath,
+    /// The folder that should hold the file could not be created.
+    #[error("cannot create the database folder {path}: {source}")]
+    CreateFolder {
+        /// The folder.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file could not be opened or prepared as a Clawboo database.
+    #[error("cannot open the database {path}: {source}")]
+    Open {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: rusqlite::Error,
+    },
+    /// A statement failed.
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+}
+
+/// One component's schema: a name and its ordered DDL steps. Step `n` (1-based) is applied once,
+/// when the component's recorded version is below `n`. Every step must be idempotent
+/// (`CREATE … IF NOT EXISTS`), so a file written by the reference implementation, which records no
+/// versions, is brought up to date without error.
+#[derive(Debug, Clone, Copy)]
+pub struct SchemaPart {
+    /// The component's name in `clawboo_schema_versions`.
+    pub component: &'static str,
+    /// The DDL batches, oldest first. Never edit a published step; append a new one.
+    pub steps: &'static [&'static str],
+}
+
+const VERSIONS_DDL: &str = "CREATE TABLE IF NOT EXISTS clawboo_schema_versions (
+    component TEXT PRIMARY KEY,
+    version INTEGER NOT NULL
+)";
+
+/// Every component's schema, in dependency order.
+fn schema_parts() -> [SchemaPart; 1] {
+    [crate::board::SCHEMA]
+}
+
+/// The database path: `CLAWBOO_DB_PATH` trimmed (blank means unset), else
+/// `<home>/.openclaw/clawboo/clawboo.db`.
+pub fn resolve_db_path(env_value: Option<&str>, home: Option<&Path>) -> Result<PathBuf, DbError> {
+    match env_value.map(str::trim).filter(|v| !v.is_empty()) {
+        Some(v) => Ok(PathBuf::from(v)),
+        None => home
+            .map(|h| h.join(".openclaw").join("clawboo").join("clawboo.db"))
+            .ok_or(DbError::NoPath),
+    }
+}
+
+/// [`resolve_db_path`] applied to this process's environment.
+pub fn default_db_path() -> Result<PathBuf, DbError> {
+    let env_value = std::env::var(DB_PATH_ENV).ok();
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from);
+    resolve_db_path(env_value.as_deref(), home.as_deref())
+}
+
+/// Milliseconds since the Unix epoch, the unit of every timestamp column.
+pub fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// A fresh row id: a lowercase hyphenated UUID v4 with no prefix.
+pub fn new_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+/// True when the error means another connection holds a lock we need.
+pub fn is_busy(err: &rusqlite::Error) -> bool {
+    matches!(
+        err.sqlite_error_code(),
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+    )
+}
+
+/// Runs `attempt` until it returns something other than a busy error, sleeping briefly between
+/// tries, for at most [`BUSY_RETRY_BUDGET`].
+fn retry_busy<T>(mut attempt: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+    let started = Instant::now();
+    let mut pause = Duration::from_millis(5);
+    loop {
+        match attempt() {
+            Err(e) if is_busy(&e) && started.elapsed() < BUSY_RETRY_BUDGET => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(100));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Runs `body` inside `BEGIN IMMEDIATE`: the write lock is taken before the first read, so a
+/// read-then-write can never be invalidated by another writer. Commits when `body` returns `Ok`,
+/// rolls back otherwise (and if `body` panics). Only taking the lock and committing are retried;
+/// `body` runs once.
+pub fn immediate<T, E>(
+    conn: &Connection,
+    body: impl FnOnce(&Connection) -> Result<T, E>,
+) -> Result<T, E>
+where
+    E: From<rusqlite::Error>,
+{
+    retry_busy(|| conn.execute_batch("BEGIN IMMEDIATE"))?;
+    let mut open = OpenTransaction {
+        conn,
+        finished: false,
+    };
+    let value = body(open.conn)?;
+    retry_busy(|| open.conn.execute_batch("COMMIT"))?;
+    open.finished = true;
+    Ok(value)
+}
+
+/// Rolls back a transaction that was neither committed nor rolled back when it goes out of scope.
+struct OpenTransaction<'c> {
+    conn: &'c Connection,
+    finished: bool,
+}
+
+impl Drop for OpenTransaction<'_> {
+    fn drop(&mut self) {
+        if !self.finished {
+            // Nothing more can be done about a failed rollback: the connection reports it on its
+            // next BEGIN, and SQLite rolls back an interrupted transaction on its own.
+            let _ = self.conn.execute_batch("ROLLBACK");
+        }
+    }
+}
+
+/// Applies the connection pragmas. `journal_mode=WAL` needs a lock on a brand-new file, so the whole
+/// setup is retried while another opener holds it.
+fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    retry_busy(|| {
+        conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))?;
+        conn.execute_batch(
+            "PRAGMA foreign_keys = ON;
+             PRAGMA synchronous = NORMAL;
+             PRAGMA wal_autocheckpoint = 1000;",
+        )
+    })
+}
+
+/// Brings every component's schema up to date inside one `BEGIN IMMEDIATE`, so concurrent openers
+/// serialise and each step runs exactly once per file.
+fn ensure_schema(conn: &Connection) -> rusqlite::Result<()> {
+    immediate(conn, |tx| {
+        tx.execute_batch(VERSIONS_DDL)?;
+        for part in schema_parts() {
+            let current: i64 = tx
+                .query_row(
+                    "SELECT version FROM clawboo_schema_versions WHERE component = ?1",
+                    [part.component],
+                    |r| r.get(0),
+                )
+                .or_else(|e| match e {
+                    rusqlite::Error::QueryReturnedNoRows => Ok(0),
+                    e => Err(e),
+                })?;
+            for (index, step) in part.steps.iter().enumerate() {
+                if (index as i64) < current {
+                    continue;
+                }
+                tx.execute_batch(step)?;
+            }
+            tx.execute(
+                "INSERT INTO clawboo_schema_versions (component, version) VALUES (?1, ?2)
+                 ON CONFLICT(component) DO UPDATE SET version = excluded.version",
+                rusqlite::params![part.component, part.steps.len() as i64],
+            )?;
+        }
+        Ok(())
+    })
+}
+
+/// A connection to the shared database, guarded for use from several tasks of one process.
+#[derive(Debug)]
+pub struct Db {
+    conn: Mutex<Connection>,
+    path: PathBuf,
+}
+
+impl Db {
+    /// Opens (creating if needed) the database file at `path` and its parent folder, applies the
+    /// pragmas and brings the schema up to date.
+    pub fn open(path: &Path) -> Result<Self, DbError> {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|source| DbError::CreateFolder {
+                path: parent.to_path_buf(),
+                source,
+            })?;
+        }
+        let open_err = |source| DbError::Open {
+            path: path.to_path_buf(),
+            source,
+        };
+        let conn = Connection::open(path).map_err(open_err)?;
+        configure(&conn).map_err(open_err)?;
+        ensure_schema(&conn).map_err(open_err)?;
+        Ok(Self {
+            conn: Mutex::new(conn),
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Opens a private in-memory database with the full schema, for unit tests.
+    pub fn open_in_memory() -> Result<Self, DbError> {
+        let conn = Connection::open_in_memory()?;
+        conn.execute_batch("PRAGMA foreign_keys = ON")?;
+        ensure_schema(&conn)?;
+        Ok(Self {
+            conn: Mutex::new(conn),
+            path: PathBuf::from(":memory:"),
+        })
+    }
+
+    /// The file this database lives in (`:memory:` for [`Db::open_in_memory`]).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Exclusive use of the connection. A poisoned lock (a panic in an earlier holder) is recovered:
+    /// SQLite's own transaction state, not the mutex, protects the data.
+    pub fn conn(&self) -> MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_path_is_trimmed_and_blank_means_unset() {
+        let home = Path::new("/home/someone");
+        assert_eq!(
+            resolve_db_path(Some("  /data/x.db \n"), Some(home)).unwrap(),
+            PathBuf::from("/data/x.db")
+        );
+        assert_eq!(
+            resolve_db_path(Some("   "), Some(home)).unwrap(),
+            home.join(".openclaw/clawboo/clawboo.db")
+        );
+        assert_eq!(
+            resolve_db_path(None, Some(home)).unwrap(),
+            home.join(".openclaw/clawboo/clawboo.db")
+        );
+        assert!(matches!(resolve_db_path(None, None), Err(DbError::NoPath)));
+    }
+
+    #[test]
+    fn ids_are_bare_uuid_v4() {
+        let id = new_id();
+        assert_eq!(id.len(), 36);
+        assert_eq!(id, id.to_lowercase());
+        assert_eq!(&id[14..15], "4");
+        assert_ne!(new_id(), id);
+    }
+
+    #[test]
+    fn open_creates_parent_folder_and_schema_is_idempotent() {
+        let dir = std::env::temp_dir().join(format!("clawboo-db-{}", new_id()));
+        let path = dir.join("nested").join("clawboo.db");
+        let first = Db::open(&path).unwrap();
+        drop(first);
+        let again = Db::open(&path).unwrap();
+        let mode: String = again
+            .conn()
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "wal");
+        let fk: i64 = again
+            .conn()
+            .query_row("PRAGMA foreign_keys", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(fk, 1);
+        drop(again);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn failed_immediate_body_rolls_back() {
+        let db = Db::open_in_memory().unwrap();
+        let conn = db.conn();
+        conn.execute_batch("CREATE TABLE t (x INTEGER)").unwrap();
+        let result: Result<(), rusqlite::Error> = immediate(&conn, |tx| {
+            tx.execute("INSERT INTO t VALUES (1)", [])?;
+            Err(rusqlite::Error::QueryReturnedNoRows)
+        });
+        assert!(result.is_err());
+        let n: i64 = conn
+            .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 0);
+        immediate::<_, rusqlite::Error>(&conn, |tx| {
+            tx.execute("INSERT INTO t VALUES (2)", [])?;
+            Ok(())
+        })
+        .unwrap();
+        let n: i64 = conn
+            .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 1);
+    }
+
+    #[test]
+    fn a_file_that_is_not_sqlite_is_an_open_error() {
+        let dir = std::env::temp_dir().join(format!("clawboo-db-{}", new_id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("not-a-db.db");
+        std::fs::write(&path, vec![b'x'; 4096]).unwrap();
+        let err = Db::open(&path).unwrap_err();
+        assert!(matches!(err, DbError::Open { .. }), "{err}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

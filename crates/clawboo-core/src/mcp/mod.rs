@@ -1,0 +1,564 @@
+//! The MCP layer: the only module that touches rmcp.
+//!
+//! Owns: how a tool is declared ([`Tool::new`]: a name, a description, an argument type deriving
+//! `Deserialize + JsonSchema`, a handler), how a prompt is declared ([`Prompt`]), how a result is
+//! shaped (`content: [{type:"text"}]` with `isError` always present, `_meta.denied` on a policy
+//! denial), how domain errors become tool-errors ([`ToolError`], in [`to_call_result`]), and serving
+//! over stdio ([`stdio`]).
+//!
+//! Guarantees: arguments are checked against the advertised schema before a handler runs, and a
+//! failure is a tool-error starting `invalid args: ` that names the field; an unknown tool is a
+//! tool-error `unknown tool: <name>`; handlers run on the blocking pool, so a handler that waits
+//! (the broker's approval) never stops the server from answering other requests.
+//!
+//! Must never: know any domain. Servers declare their tools here; repositories never see MCP.
+
+mod schema;
+pub mod stdio;
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult, ListToolsResult,
+    MetaObject, PaginatedRequestParams, PromptArgument, PromptMessage, Role, ServerCapabilities,
+    ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+pub use schema::input_schema_for;
+
+/// The version every server advertises.
+pub const SERVER_VERSION: &str = "0.1.0";
+
+/// A successful tool result: one or more text blocks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reply {
+    blocks: Vec<String>,
+}
+
+impl Reply {
+    /// A result whose text is `value` as JSON pretty-printed with a 2-space indent.
+    pub fn json(value: &impl Serialize) -> Self {
+        let text = serde_json::to_string_pretty(value)
+            .unwrap_or_else(|e| format!("{{\"error\":\"unserialisable result: {e}\"}}"));
+        Self { blocks: vec![text] }
+    }
+
+    /// A result whose text is `text` as it is.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            blocks: vec![text.into()],
+        }
+    }
+
+    /// Appends a further text block.
+    pub fn with_block(mut self, text: impl Into<String>) -> Self {
+        self.blocks.push(text.into());
+        self
+    }
+}
+
+/// A failure the model should read: a tool-error (`isError: true`) with a text, and for a policy
+/// denial the typed reason carried in `_meta.denied`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolError {
+    /// The text of the error block.
+    pub message: String,
+    /// The reason a policy refused the call, if it was a policy refusal.
+    pub denied: Option<String>,
+}
+
+impl ToolError {
+    /// A plain tool-error.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            denied: None,
+        }
+    }
+
+    /// A policy denial with its typed reason.
+    pub fn denied(message: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            denied: Some(reason.into()),
+        }
+    }
+
+    /// An argument error: `invalid args: <detail>`.
+    pub fn invalid_args(detail: impl std::fmt::Display) -> Self {
+        Self::new(format!("invalid args: {detail}"))
+    }
+}
+
+/// A domain error that reaches the model as a tool-error. Its `Display` text is the error text.
+pub trait DomainError: std::error::Error {
+    /// The typed denial reason for `_meta.denied`, when the error is a policy refusal.
+    fn denied_reason(&self) -> Option<&str> {
+        None
+    }
+}
+
+impl<E: DomainError> From<E> for ToolError {
+    fn from(e: E) -> Self {
+        Self {
+            message: e.to_string(),
+            denied: e.denied_reason().map(str::to_owned),
+        }
+    }
+}
+
+/// What a handler returns.
+pub type ToolResult = Result<Reply, ToolError>;
+
+type Handler<S> = Box<dyn Fn(&S, Value) -> ToolResult + Send + Sync>;
+
+/// One tool of a server over state `S`.
+pub struct Tool<S> {
+    name: &'static str,
+    description: String,
+    input_schema: Map<String, Value>,
+    handler: Handler<S>,
+}
+
+impl<S> Tool<S> {
+    /// Declares a tool whose arguments deserialize into `A`. The advertised schema is generated
+    /// from `A` (non-`Option` fields are `required`), and arguments are checked against it before
+    /// `handler` runs.
+    pub fn new<A, F>(name: &'static str, description: impl Into<String>, handler: F) -> Self
+    where
+        A: DeserializeOwned + JsonSchema,
+        F: Fn(&S, A) -> ToolResult + Send + Sync + 'static,
+    {
+        Self {
+            name,
+            description: description.into(),
+            input_schema: input_schema_for::<A>(),
+            handler: Box::new(move |state, args| {
+                let args: A = serde_json::from_value(args).map_err(ToolError::invalid_args)?;
+                handler(state, args)
+            }),
+        }
+    }
+
+    /// The tool's name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The tool's advertised input schema.
+    pub fn input_schema(&self) -> &Map<String, Value> {
+        &self.input_schema
+    }
+
+    fn run(&self, state: &S, args: Map<String, Value>) -> ToolResult {
+        schema::check_args(&self.input_schema, &args).map_err(ToolError::invalid_args)?;
+        let without_nulls: Map<String, Value> =
+            args.into_iter().filter(|(_, v)| !v.is_null()).collect();
+        (self.handler)(state, Value::Object(without_nulls))
+    }
+}
+
+type Renderer<S> = Box<dyn Fn(&S, &Map<String, Value>) -> Result<String, ToolError> + Send + Sync>;
+
+/// One prompt of a server: named string arguments in, one user-role text message out.
+pub struct Prompt<S> {
+    name: &'static str,
+    description: String,
+    arguments: Vec<(&'static str, &'static str, bool)>,
+    render: Renderer<S>,
+}
+
+impl<S> Prompt<S> {
+    /// Declares a prompt. `arguments` are `(name, description, required)`; `render` receives the
+    /// supplied arguments (every required one is present) and returns the message text.
+    pub fn new<F>(
+        name: &'static str,
+        description: impl Into<String>,
+        arguments: Vec<(&'static str, &'static str, bool)>,
+        render: F,
+    ) -> Self
+    where
+        F: Fn(&S, &Map<String, Value>) -> Result<String, ToolError> + Send + Sync + 'static,
+    {
+        Self {
+            name,
+            description: description.into(),
+            arguments,
+            render: Box::new(render),
+        }
+    }
+}
+
+/// The outcome of a call made in process with [`Server::call`]: what a client would read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallOutcome {
+    /// The text blocks, in order.
+    pub blocks: Vec<String>,
+    /// The `isError` flag.
+    pub is_error: bool,
+    /// `_meta.denied`, if present.
+    pub denied: Option<String>,
+}
+
+impl CallOutcome {
+    /// The first text block (the JSON or plain-text payload).
+    pub fn text(&self) -> &str {
+        self.blocks.first().map_or("", String::as_str)
+    }
+
+    /// The first block parsed as JSON (`Value::Null` if it is not JSON).
+    pub fn json(&self) -> Value {
+        serde_json::from_str(self.text()).unwrap_or(Value::Null)
+    }
+}
+
+/// The one function that shapes a handler's outcome for the wire.
+fn to_call_result(result: ToolResult) -> CallToolResult {
+    match result {
+        Ok(reply) => {
+            CallToolResult::success(reply.blocks.into_iter().map(ContentBlock::text).collect())
+        }
+        Err(err) => {
+            let mut out = CallToolResult::error(vec![ContentBlock::text(err.message)]);
+            if let Some(reason) = err.denied {
+                let mut meta = Map::new();
+                meta.insert("denied".into(), Value::String(reason));
+                out.meta = Some(MetaObject(meta));
+            }
+            out
+        }
+    }
+}
+
+struct Inner<S> {
+    name: &'static str,
+    version: &'static str,
+    instructions: Option<String>,
+    state: S,
+    tools: Vec<Tool<S>>,
+    prompts: Vec<Prompt<S>>,
+}
+
+/// An MCP server: identity, state, tools and prompts. Cheap to clone.
+pub struct Server<S> {
+    inner: Arc<Inner<S>>,
+}
+
+impl<S> Clone for Server<S> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: Arc::clone(&self.inner),
+        }
+    }
+}
+
+/// Builds a [`Server`].
+pub struct ServerBuilder<S> {
+    inner: Inner<S>,
+}
+
+impl<S: Send + Sync + 'static> ServerBuilder<S> {
+    /// Adds a tool. Tools are listed in the order they are added.
+    pub fn tool(mut self, tool: Tool<S>) -> Self {
+        self.inner.tools.push(tool);
+        self
+    }
+
+    /// Adds a prompt.
+    pub fn prompt(mut self, prompt: Prompt<S>) -> Self {
+        self.inner.prompts.push(prompt);
+        self
+    }
+
+    /// Sets the instructions sent with the `initialize` result.
+    pub fn instructions(mut self, text: impl Into<String>) -> Self {
+        self.inner.instructions = Some(text.into());
+        self
+    }
+
+    /// Finishes the server.
+    pub fn build(self) -> Server<S> {
+        Server {
+            inner: Arc::new(self.inner),
+        }
+    }
+}
+
+impl<S: Send + Sync + 'static> Server<S> {
+    /// Starts a server named `name` (the `serverInfo.name` of `initialize`) over `state`.
+    pub fn builder(name: &'static str, state: S) -> ServerBuilder<S> {
+        ServerBuilder {
+            inner: Inner {
+                name,
+                version: SERVER_VERSION,
+                instructions: None,
+                state,
+                tools: Vec::new(),
+                prompts: Vec::new(),
+            },
+        }
+    }
+
+    /// The server's name.
+    pub fn name(&self) -> &'static str {
+        self.inner.name
+    }
+
+    /// The server's version.
+    pub fn version(&self) -> &'static str {
+        self.inner.version
+    }
+
+    /// The server's state.
+    pub fn state(&self) -> &S {
+        &self.inner.state
+    }
+
+    /// The listed tools, in order.
+    pub fn tools(&self) -> &[Tool<S>] {
+        &self.inner.tools
+    }
+
+    /// Runs one call synchronously, as `tools/call` would (argument check, handler, error shaping).
+    pub fn call(&self, name: &str, args: Value) -> CallOutcome {
+        let result = to_call_result(self.run_tool(name, args));
+        CallOutcome {
+            blocks: result
+                .content
+                .iter()
+                .filter_map(|b| b.as_text().map(|t| t.text.clone()))
+                .collect(),
+            is_error: result.is_error.unwrap_or(false),
+            denied: result
+                .meta
+                .as_ref()
+                .and_then(|m| m.0.get("denied"))
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+        }
+    }
+
+    fn run_tool(&self, name: &str, args: Value) -> ToolResult {
+        let tool = self
+            .inner
+            .tools
+            .iter()
+            .find(|t| t.name == name)
+            .ok_or_else(|| ToolError::new(format!("unknown tool: {name}")))?;
+        let args = match args {
+            Value::Object(map) => map,
+            Value::Null => Map::new(),
+            other => {
+                return Err(ToolError::invalid_args(format!(
+                    "arguments must be an object, got {other}"
+                )));
+            }
+        };
+        tool.run(&self.inner.state, args)
+    }
+
+    fn rmcp_tools(&self) -> Vec<rmcp::model::Tool> {
+        self.inner
+            .tools
+            .iter()
+            .map(|t| {
+                rmcp::model::Tool::new(
+                    t.name,
+                    t.description.clone(),
+                    Arc::new(t.input_schema.clone()),
+                )
+            })
+            .collect()
+    }
+
+    fn rmcp_prompts(&self) -> Vec<rmcp::model::Prompt> {
+        self.inner
+            .prompts
+            .iter()
+            .map(|p| {
+                let args = p
+                    .arguments
+                    .iter()
+                    .map(|(name, description, required)| {
+                        PromptArgument::new(*name)
+                            .with_description(*description)
+                            .with_required(*required)
+                    })
+                    .collect();
+                rmcp::model::Prompt::new(p.name, Some(p.description.clone()), Some(args))
+            })
+            .collect()
+    }
+
+    fn render_prompt(&self, name: &str, args: Map<String, Value>) -> Result<String, ErrorData> {
+        let prompt = self
+            .inner
+            .prompts
+            .iter()
+            .find(|p| p.name == name)
+            .ok_or_else(|| ErrorData::invalid_params(format!("unknown prompt: {name}"), None))?;
+        for (arg, _, required) in &prompt.arguments {
+            if *required && args.get(*arg).is_none_or(Value::is_null) {
+                return Err(ErrorData::invalid_params(
+                    format!("invalid args: {arg}: required argument is missing"),
+                    None,
+                ));
+            }
+        }
+        (prompt.render)(&self.inner.state, &args)
+            .map_err(|e| ErrorData::invalid_params(e.message, None))
+    }
+}
+
+/// Moves a blocking piece of work off the async workers and maps a panic to an internal error.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, ErrorData> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| ErrorData::internal_error(format!("handler failed: {e}"), None))
+}
+
+impl<S: Send + Sync + 'static> ServerHandler for Server<S> {
+    fn get_info(&self) -> ServerConfig {
+        let mut capabilities = ServerCapabilities::default();
+        capabilities.tools = Some(Default::default());
+        if !self.inner.prompts.is_empty() {
+            capabilities.prompts = Some(Default::default());
+        }
+        let mut config = ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new(self.inner.name, self.inner.version));
+        if let Some(text) = &self.inner.instructions {
+            config = config.with_instructions(text.clone());
+        }
+        config
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.rmcp_tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let server = self.clone();
+        let name = request.name.to_string();
+        let args = request.arguments.map_or(Value::Null, Value::Object);
+        let result = blocking(move || server.run_tool(&name, args)).await?;
+        Ok(to_call_result(result).into())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(ListPromptsResult::with_all_items(self.rmcp_prompts()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let server = self.clone();
+        let name = request.name.clone();
+        let args: Map<String, Value> = request
+            .arguments
+            .map(|a| a.into_iter().collect())
+            .unwrap_or_default();
+        let text = blocking(move || server.render_prompt(&name, args)).await??;
+        let mut result = GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)]);
+        result.description = Some(request.name);
+        Ok(result.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+    use serde_json::json;
+
+    #[derive(Deserialize, JsonSchema)]
+    struct EchoArgs {
+        message: String,
+    }
+
+    #[derive(Debug, thiserror::Error)]
+    enum Refusal {
+        #[error("too loud: {0}")]
+        TooLoud(String),
+    }
+
+    impl DomainError for Refusal {
+        fn denied_reason(&self) -> Option<&str> {
+            Some("too_loud")
+        }
+    }
+
+    fn server() -> Server<()> {
+        Server::builder("test", ())
+            .tool(Tool::new("echo", "Echo.", |_: &(), a: EchoArgs| {
+                if a.message.ends_with('!') {
+                    return Err(Refusal::TooLoud(a.message).into());
+                }
+                Ok(Reply::json(&json!({ "message": a.message })))
+            }))
+            .build()
+    }
+
+    #[test]
+    fn success_is_pretty_json_and_not_an_error() {
+        let out = server().call("echo", json!({"message": "hi"}));
+        assert!(!out.is_error);
+        assert_eq!(out.text(), "{\n  \"message\": \"hi\"\n}");
+    }
+
+    #[test]
+    fn domain_error_becomes_tool_error_with_denied_reason() {
+        let out = server().call("echo", json!({"message": "hi!"}));
+        assert!(out.is_error);
+        assert_eq!(out.text(), "too loud: hi!");
+        assert_eq!(out.denied.as_deref(), Some("too_loud"));
+    }
+
+    #[test]
+    fn unknown_tool_and_bad_args_are_tool_errors() {
+        let out = server().call("nope", json!({}));
+        assert!(out.is_error);
+        assert_eq!(out.text(), "unknown tool: nope");
+        let out = server().call("echo", json!({"message": 3}));
+        assert!(out.is_error);
+        assert!(
+            out.text().starts_with("invalid args: message"),
+            "{}",
+            out.text()
+        );
+        let out = server().call("echo", Value::Null);
+        assert!(out.text().starts_with("invalid args: message: required"));
+    }
+
+    #[test]
+    fn wire_result_always_carries_is_error() {
+        let ok = serde_json::to_value(to_call_result(Ok(Reply::text("x")))).unwrap();
+        assert_eq!(ok["isError"], false);
+        assert_eq!(ok["content"][0]["type"], "text");
+        let err = serde_json::to_value(to_call_result(Err(ToolError::denied("no", "r")))).unwrap();
+        assert_eq!(err["isError"], true);
+        assert_eq!(err["_meta"]["denied"], "r");
+    }
+}

@@ -1,0 +1,6 @@
+//! The four MCP servers, each declared with [`crate::mcp`] over its repository.
+//!
+//! Servers know MCP's shapes (arguments, descriptions, result texts) and call repositories; they
+//! never run SQL themselves.
+
+pub mod tasks;

@@ -1,0 +1,18 @@
+//! `clawboo-mcp-tasks`: the Tasks MCP server (`clawboo-tasks`) over stdio.
+
+use std::process::ExitCode;
+
+use clawboo_core::cli::{self, BinInfo};
+use clawboo_core::servers::tasks;
+
+const INFO: BinInfo = BinInfo {
+    bin: "clawboo-mcp-tasks",
+    summary: "The Clawboo kanban board as MCP tools: tasks, atomic claims, dependencies, comments.",
+    env_help: "    CLAWBOO_SCOPE_TEAM_ID    bind the session to one team: other teams' tasks are invisible\n",
+};
+
+fn main() -> ExitCode {
+    cli::run(&INFO, |db| {
+        tasks::build(db, cli::env_value("CLAWBOO_SCOPE_TEAM_ID"))
+    })
+}

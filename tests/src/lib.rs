@@ -1,0 +1,345 @@
+//! A client for the real server binaries: spawn one over stdio and speak newline-delimited
+//! JSON-RPC to it. Shared by the integration tests (`tests/tests/`) and by `cargo xtask`.
+//!
+//! Owns: locating (and if needed building) the bins, temporary database folders, and reading
+//! replies with a deadline so that a hung server fails a test instead of hanging it.
+//! Must never: depend on the server's internals; everything goes over the wire.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde_json::{Value, json};
+
+/// How long a reply may take before the client gives up.
+pub const REPLY_DEADLINE: Duration = Duration::from_secs(60);
+
+/// The four server binaries.
+pub const BINS: [&str; 4] = [
+    "clawboo-mcp-tasks",
+    "clawboo-mcp-memory",
+    "clawboo-mcp-tools",
+    "clawboo-mcp-teamchat",
+];
+
+/// The workspace root (the folder holding the workspace `Cargo.toml`).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// The target folder: `CARGO_TARGET_DIR`, else `<workspace>/target`.
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target"))
+}
+
+/// The path of a debug build of `bin`, building the four bins first if it is missing.
+pub fn bin_path(bin: &str) -> PathBuf {
+    let profile = std::env::var("CLAWBOO_TEST_PROFILE").unwrap_or_else(|_| "debug".into());
+    let path = target_dir()
+        .join(&profile)
+        .join(format!("{bin}{}", std::env::consts::EXE_SUFFIX));
+    if !path.exists() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let mut cmd = Command::new(cargo);
+        cmd.current_dir(workspace_root())
+            .arg("build")
+            .arg("--quiet");
+        if profile == "release" {
+            cmd.arg("--release");
+        }
+        for b in BINS {
+            cmd.args(["--bin", b]);
+        }
+        let status = cmd.status().expect("cargo build could not start");
+        assert!(status.success(), "cargo build of the bins failed");
+    }
+    path
+}
+
+/// A fresh folder under the system temp dir, removed on drop.
+pub struct TempDir {
+    path: PathBuf,
+}
+
+impl TempDir {
+    /// Creates a new, empty, uniquely named folder.
+    pub fn new(label: &str) -> Self {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let path = std::env::temp_dir().join(format!(
+            "clawboo-{label}-{}-{nanos}-{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&path).expect("cannot create a temp folder");
+        Self { path }
+    }
+
+    /// The folder.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// `<folder>/clawboo.db`.
+    pub fn db_path(&self) -> PathBuf {
+        self.path.join("clawboo.db")
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+/// What a client reads back from `tools/call`.
+#[derive(Debug, Clone)]
+pub struct ToolReply {
+    /// The whole `result` object.
+    pub raw: Value,
+    /// The text blocks in order.
+    pub blocks: Vec<String>,
+    /// `isError`.
+    pub is_error: bool,
+    /// `_meta.denied`.
+    pub denied: Option<String>,
+}
+
+impl ToolReply {
+    /// The first text block.
+    pub fn text(&self) -> &str {
+        self.blocks.first().map_or("", String::as_str)
+    }
+
+    /// The first text block parsed as JSON; panics with the text if it is not JSON.
+    pub fn json(&self) -> Value {
+        serde_json::from_str(self.text())
+            .unwrap_or_else(|e| panic!("reply is not JSON ({e}): {}", self.text()))
+    }
+}
+
+/// A running server binary and the client end of its stdio.
+pub struct Server {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    next_id: u64,
+}
+
+impl Server {
+    /// Spawns `bin` on the database `db`, with extra environment `env`, without initializing.
+    pub fn spawn_raw(bin: &str, db: &Path, env: &[(&str, &str)]) -> Self {
+        Self::spawn_command(bin_path(bin), db, env)
+    }
+
+    /// Spawns an arbitrary stdio MCP server executable.
+    pub fn spawn_command(program: PathBuf, db: &Path, env: &[(&str, &str)]) -> Self {
+        let mut cmd = Command::new(program);
+        cmd.env("CLAWBOO_DB_PATH", db)
+            .env_remove("TAVILY_API_KEY")
+            .env_remove("OPENAI_API_KEY")
+            .env("OLLAMA_HOST", "http://127.0.0.1:9")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("cannot spawn the server");
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Self {
+            stdin: child.stdin.take(),
+            child,
+            lines: rx,
+            next_id: 1,
+        }
+    }
+
+    /// Spawns `bin` and completes the `initialize` handshake.
+    pub fn spawn(bin: &str, db: &Path, env: &[(&str, &str)]) -> Self {
+        let mut server = Self::spawn_raw(bin, db, env);
+        server.initialize();
+        server
+    }
+
+    /// Sends `initialize` and `notifications/initialized`; returns the `initialize` result.
+    pub fn initialize(&mut self) -> Value {
+        let result = self.request(
+            "initialize",
+            json!({
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": { "name": "clawboo-tests", "version": "0.1.0" }
+            }),
+        );
+        self.notify("notifications/initialized", json!({}));
+        result
+            .get("result")
+            .cloned()
+            .unwrap_or_else(|| panic!("initialize failed: {result}"))
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Writes one raw line to the server's stdin.
+    pub fn send_line(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin already closed");
+        stdin.write_all(line.as_bytes()).expect("write to server");
+        stdin.write_all(b"\n").expect("write to server");
+        stdin.flush().expect("flush to server");
+    }
+
+    /// Reads the next message, or `None` if none arrives within `deadline`.
+    pub fn read_message_within(&mut self, deadline: Duration) -> Option<Value> {
+        let end = Instant::now() + deadline;
+        loop {
+            let left = end.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) if line.trim().is_empty() => continue,
+                Ok(line) => {
+                    return Some(serde_json::from_str(&line).unwrap_or_else(|e| {
+                        panic!("server wrote a line that is not JSON ({e}): {line}")
+                    }));
+                }
+                Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => {
+                    return None;
+                }
+            }
+        }
+    }
+
+    /// Reads the next message; panics after [`REPLY_DEADLINE`].
+    pub fn read_message(&mut self) -> Value {
+        self.read_message_within(REPLY_DEADLINE)
+            .expect("no message from the server before the deadline")
+    }
+
+    /// Sends a request without waiting; returns its id.
+    pub fn send_request(&mut self, method: &str, params: Value) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        let msg = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        self.send_line(&msg.to_string());
+        id
+    }
+
+    /// Reads messages until the response to `id` arrives (notifications and other responses are
+    /// skipped).
+    pub fn wait_response(&mut self, id: u64) -> Value {
+        loop {
+            let msg = self.read_message();
+            if msg.get("id") == Some(&json!(id)) {
+                return msg;
+            }
+        }
+    }
+
+    /// Sends a request and returns the whole response message (`result` or `error`).
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.send_request(method, params);
+        self.wait_response(id)
+    }
+
+    /// Sends a notification.
+    pub fn notify(&mut self, method: &str, params: Value) {
+        let msg = json!({ "jsonrpc": "2.0", "method": method, "params": params });
+        self.send_line(&msg.to_string());
+    }
+
+    /// `tools/list`: the tool objects.
+    pub fn list_tools(&mut self) -> Vec<Value> {
+        let response = self.request("tools/list", json!({}));
+        response["result"]["tools"]
+            .as_array()
+            .cloned()
+            .unwrap_or_else(|| panic!("tools/list failed: {response}"))
+    }
+
+    /// `tools/call`; panics on a JSON-RPC error (use [`Server::request`] to see one).
+    pub fn call(&mut self, name: &str, args: Value) -> ToolReply {
+        let response = self.request("tools/call", json!({ "name": name, "arguments": args }));
+        Self::tool_reply(response)
+    }
+
+    /// Shapes a `tools/call` response; panics on a JSON-RPC error.
+    pub fn tool_reply(response: Value) -> ToolReply {
+        let result = response
+            .get("result")
+            .cloned()
+            .unwrap_or_else(|| panic!("tools/call returned a JSON-RPC error: {response}"));
+        let blocks = result["content"]
+            .as_array()
+            .map(|blocks| {
+                blocks
+                    .iter()
+                    .filter_map(|b| b["text"].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let is_error = result["isError"]
+            .as_bool()
+            .unwrap_or_else(|| panic!("isError missing from {result}"));
+        let denied = result["_meta"]["denied"].as_str().map(str::to_owned);
+        ToolReply {
+            raw: result,
+            blocks,
+            is_error,
+            denied,
+        }
+    }
+
+    /// Closes stdin and waits for the process to exit.
+    pub fn close(mut self) -> ExitStatus {
+        drop(self.stdin.take());
+        self.child.wait().expect("wait for the server")
+    }
+
+    /// Sends SIGTERM to the process (this client's own child only) and waits for it to exit.
+    #[cfg(unix)]
+    pub fn terminate(mut self) -> ExitStatus {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let status = self.child.wait().expect("wait for the server");
+        drop(self.stdin.take());
+        status
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
