@@ -8,6 +8,7 @@
 pub mod board;
 pub mod cli;
 pub mod db;
+pub mod http;
 pub mod log;
 pub mod mcp;
 pub mod servers;
