@@ -72,8 +72,13 @@ const VERSIONS_DDL: &str = "CREATE TABLE IF NOT EXISTS clawboo_schema_versions (
 )";
 
 /// Every component's schema, in dependency order.
-fn schema_parts() -> [SchemaPart; 1] {
-    [crate::board::SCHEMA]
+fn schema_parts() -> [SchemaPart; 4] {
+    [
+        crate::board::SCHEMA,
+        crate::memory::SCHEMA,
+        crate::broker::SCHEMA,
+        crate::teamchat::SCHEMA,
+    ]
 }
 
 /// The database path: `CLAWBOO_DB_PATH` trimmed (blank means unset), else

@@ -6,9 +6,13 @@
 //! with `mcp` and call repositories; `cli` is what the four bins run.
 
 pub mod board;
+pub mod broker;
 pub mod cli;
 pub mod db;
 pub mod http;
 pub mod log;
 pub mod mcp;
+pub mod memory;
+pub mod scrub;
 pub mod servers;
+pub mod teamchat;
