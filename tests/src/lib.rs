@@ -8,6 +8,7 @@
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -40,28 +41,34 @@ pub fn target_dir() -> PathBuf {
         .unwrap_or_else(|| workspace_root().join("target"))
 }
 
-/// The path of a debug build of `bin`, building the four bins first if it is missing.
+/// The path of a build of `bin` (profile `CLAWBOO_TEST_PROFILE`, default `debug`). The first call
+/// in a process runs `cargo build` for the four bins, so a test never drives a stale binary; set
+/// `CLAWBOO_BINS_BUILT=1` when the caller has just built them (xtask does).
 pub fn bin_path(bin: &str) -> PathBuf {
+    static BUILT: OnceLock<()> = OnceLock::new();
     let profile = std::env::var("CLAWBOO_TEST_PROFILE").unwrap_or_else(|_| "debug".into());
-    let path = target_dir()
+    BUILT.get_or_init(|| {
+        if std::env::var_os("CLAWBOO_BINS_BUILT").is_none() {
+            build_bins(&profile);
+        }
+    });
+    target_dir()
         .join(&profile)
-        .join(format!("{bin}{}", std::env::consts::EXE_SUFFIX));
-    if !path.exists() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let mut cmd = Command::new(cargo);
-        cmd.current_dir(workspace_root())
-            .arg("build")
-            .arg("--quiet");
-        if profile == "release" {
-            cmd.arg("--release");
-        }
-        for b in BINS {
-            cmd.args(["--bin", b]);
-        }
-        let status = cmd.status().expect("cargo build could not start");
-        assert!(status.success(), "cargo build of the bins failed");
+        .join(format!("{bin}{}", std::env::consts::EXE_SUFFIX))
+}
+
+fn build_bins(profile: &str) {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(workspace_root()).args(["build", "--quiet"]);
+    if profile == "release" {
+        cmd.arg("--release");
     }
-    path
+    for b in BINS {
+        cmd.args(["--bin", b]);
+    }
+    let status = cmd.status().expect("cargo build could not start");
+    assert!(status.success(), "cargo build of the bins failed");
 }
 
 /// A fresh folder under the system temp dir, removed on drop.

@@ -35,7 +35,10 @@ pub fn build_bins(profile: &str) -> anyhow::Result<()> {
         bail!("cargo build of the server bins failed");
     }
     // SAFETY of set_var: xtask is single-threaded at this point.
-    unsafe { std::env::set_var("CLAWBOO_TEST_PROFILE", profile) };
+    unsafe {
+        std::env::set_var("CLAWBOO_TEST_PROFILE", profile);
+        std::env::set_var("CLAWBOO_BINS_BUILT", "1");
+    }
     Ok(())
 }
 

@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use clawboo_core::cli::{self, BinInfo};
-use clawboo_core::mcp::Server;
+use clawboo_core::servers::tools;
 
 const INFO: BinInfo = BinInfo {
     bin: "clawboo-mcp-tools",
@@ -13,5 +13,5 @@ const INFO: BinInfo = BinInfo {
 };
 
 fn main() -> ExitCode {
-    cli::run(&INFO, |db| Server::builder("clawboo-tools", db).build())
+    cli::run(&INFO, |db| tools::build(db))
 }
