@@ -5,12 +5,11 @@
 //!
 //! Guarantees: every pattern of the reference (PEM private-key blocks first, then the value
 //! patterns in the reference's order, whole match replaced) plus the credentials a careful user
-//! expects in 2026 (AWS, GitHub, GitLab, Slack, Stripe, Google, npm, Hugging Face, SendGrid, Basic auth, URL
-//! user-info, any-case `password`/`secret`/`token`/`api_key` assignments); a cheap [`RegexSet`] pre-check so text without any
-//! candidate is returned untouched without running the rules one by one. Ordinary prose and code
-//! (UUIDs, git SHAs, hex colours, base64 payloads, `let token = get_token();`, `token: string`)
-//! survive: the any-case `password`/`secret`/`token`/`api_key` rule only fires on a value that looks
-//! like a literal.
+//! expects in 2026 (AWS, GitHub, GitLab, Slack, Stripe, Google, npm, Hugging Face, SendGrid, Basic
+//! auth, URL user-info, any-case `password`/`secret`/`token`/`api_key` assignments); a cheap
+//! [`RegexSet`] pre-check, so only the rules that can match run. Ordinary prose and code (UUIDs, git
+//! SHAs, hex colours, base64 payloads, `let token = get_token();`, `token: string`, `$TOKEN`)
+//! survive: the assignment rules only fire on a value that looks like a literal.
 //!
 //! Decisions beyond the reference (documented, deliberate):
 //! - a PEM opener without a closer still masks the opener and the key body that follows it (the
