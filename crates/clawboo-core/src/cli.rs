@@ -8,6 +8,7 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
+use crate::attach::{self, AttachRequest, Scope, ServerKind, Transport};
 use crate::db::{DB_PATH_ENV, Db, default_db_path};
 use crate::log;
 use crate::mcp::{SERVER_VERSION, Server, stdio};
@@ -38,6 +39,9 @@ fn help_text(info: &BinInfo) -> String {
     format!(
         "{bin} {SERVER_VERSION}\n{summary}\n\n\
          USAGE:\n    {bin}              serve MCP over stdio (newline-delimited JSON-RPC)\n    \
+         {bin} attach --runtime claude-code|codex|openclaw [--transport stdio|http]\n        \
+         [--db PATH] [--team T] [--agent A] [--tenant X] [--bin PATH] [--http-base URL] [--json]\n        \
+         print the config that plugs this server into a client (bound when --team/--agent are given)\n    \
          {bin} --help       print this help\n    {bin} --version    print the version\n\n\
          ENVIRONMENT:\n    {DB_PATH_ENV}    the shared SQLite file (default ~/.openclaw/clawboo/clawboo.db)\n    \
          RUST_LOG           stderr log level: error, warn (default), info, debug\n{extra}",
@@ -59,6 +63,16 @@ pub fn handle_flags(info: &BinInfo, args: &[String]) -> Option<ExitCode> {
             println!("{} {SERVER_VERSION}", info.bin);
             Some(ExitCode::SUCCESS)
         }
+        Some("attach") => Some(match attach_command(info, &args[1..]) {
+            Ok(text) => {
+                println!("{text}");
+                ExitCode::SUCCESS
+            }
+            Err(message) => {
+                eprintln!("{}: attach: {message}", info.bin);
+                ExitCode::from(2)
+            }
+        }),
         Some(other) => {
             eprintln!(
                 "{}: unexpected argument {other:?}; run `{} --help` for usage",
@@ -67,6 +81,68 @@ pub fn handle_flags(info: &BinInfo, args: &[String]) -> Option<ExitCode> {
             Some(ExitCode::from(2))
         }
     }
+}
+
+/// `attach`: the snippet (and, with `--json`, the structured form) that plugs this bin into a
+/// runtime. The bin path defaults to this executable and the database to the one this bin would
+/// open, so the attached server shares the operator's file.
+fn attach_command(info: &BinInfo, args: &[String]) -> Result<String, String> {
+    let server = ServerKind::from_bin(info.bin).ok_or("this bin has no attach config")?;
+    let mut runtime = None;
+    let mut transport = Transport::Stdio;
+    let mut json = false;
+    let mut request = AttachRequest {
+        runtime: attach::Runtime::ClaudeCode,
+        server,
+        transport,
+        bin_path: String::new(),
+        db_path: None,
+        http_base: None,
+        scope: Scope::default(),
+    };
+    let mut bin_path = None;
+    let mut rest = args.iter();
+    while let Some(flag) = rest.next() {
+        if flag == "--json" {
+            json = true;
+            continue;
+        }
+        let value = rest
+            .next()
+            .filter(|v| !v.starts_with("--"))
+            .ok_or_else(|| format!("{flag} needs a value"))?
+            .clone();
+        match flag.as_str() {
+            "--runtime" => runtime = Some(value.parse().map_err(|e| format!("{e}"))?),
+            "--transport" => transport = value.parse().map_err(|e| format!("{e}"))?,
+            "--db" => request.db_path = Some(value),
+            "--team" => request.scope.team_id = Some(value),
+            "--agent" => request.scope.agent_id = Some(value),
+            "--tenant" => request.scope.tenant_id = Some(value),
+            "--bin" => bin_path = Some(value),
+            "--http-base" => request.http_base = Some(value),
+            other => return Err(format!("unexpected argument {other:?}")),
+        }
+    }
+    request.runtime = runtime.ok_or("--runtime is required (claude-code, codex or openclaw)")?;
+    request.transport = transport;
+    request.bin_path = match bin_path {
+        Some(path) => path,
+        None => std::env::current_exe()
+            .map_err(|e| format!("cannot tell where this bin is ({e}); pass --bin PATH"))?
+            .display()
+            .to_string(),
+    };
+    if request.db_path.is_none() {
+        let db = default_db_path().map_err(|e| e.to_string())?;
+        let absolute = std::path::absolute(&db).unwrap_or(db);
+        request.db_path = Some(absolute.display().to_string());
+    }
+    let config = attach::attach_config(&request);
+    if json {
+        return serde_json::to_string_pretty(&config).map_err(|e| e.to_string());
+    }
+    Ok(config.snippet)
 }
 
 /// Opens the database named by the environment, or explains in one line why it cannot.

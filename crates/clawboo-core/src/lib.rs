@@ -5,6 +5,7 @@
 //! know SQL and nothing of MCP; `mcp` is the only module that touches rmcp; `servers` declare tools
 //! with `mcp` and call repositories; `cli` is what the four bins run.
 
+pub mod attach;
 pub mod board;
 pub mod broker;
 pub mod cli;

@@ -1,0 +1,228 @@
+use super::*;
+
+const BIN: &str = "/opt/clawboo/bin/clawboo-mcp-tasks";
+const DB: &str = "/srv/team/clawboo.db";
+
+fn request(runtime: Runtime, server: ServerKind, transport: Transport) -> AttachRequest {
+    AttachRequest {
+        runtime,
+        server,
+        transport,
+        bin_path: BIN.to_owned(),
+        db_path: Some(DB.to_owned()),
+        http_base: Some("http://127.0.0.1:18790/".to_owned()),
+        scope: Scope::default(),
+    }
+}
+
+fn bound() -> Scope {
+    Scope {
+        team_id: Some("tm1".into()),
+        agent_id: Some("boo 1".into()),
+        tenant_id: Some("acme".into()),
+    }
+}
+
+/// The snippet's lines without the leading comment line.
+fn body(snippet: &str) -> String {
+    snippet
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn six_runtime_and_transport_snapshots_for_tasks() {
+    let url = "http://127.0.0.1:18790/api/mcp/tasks";
+    let cases = [
+        (
+            Runtime::ClaudeCode,
+            Transport::Stdio,
+            format!("claude mcp add clawboo-tasks -e CLAWBOO_DB_PATH={DB} -- {BIN}"),
+        ),
+        (
+            Runtime::Codex,
+            Transport::Stdio,
+            format!(
+                "# ~/.codex/config.toml\n[mcp_servers.clawboo-tasks]\ncommand = \"{BIN}\"\nargs = []\n\
+                 env = {{ CLAWBOO_DB_PATH = \"{DB}\" }}"
+            ),
+        ),
+        (
+            Runtime::OpenClaw,
+            Transport::Stdio,
+            format!(
+                "# openclaw.json \u{2192} mcp.servers\n\"clawboo-tasks\": {{ \"command\": \"{BIN}\", \
+                 \"args\": [], \"env\": {{ \"CLAWBOO_DB_PATH\": \"{DB}\" }} }}"
+            ),
+        ),
+        (
+            Runtime::ClaudeCode,
+            Transport::Http,
+            format!("claude mcp add --transport http clawboo-tasks {url}"),
+        ),
+        (
+            Runtime::Codex,
+            Transport::Http,
+            format!("# ~/.codex/config.toml\n[mcp_servers.clawboo-tasks]\nurl = \"{url}\""),
+        ),
+        (
+            Runtime::OpenClaw,
+            Transport::Http,
+            format!(
+                "# openclaw.json \u{2192} mcp.servers\n\"clawboo-tasks\": {{ \"url\": \"{url}\", \
+                 \"transport\": \"streamable-http\" }}"
+            ),
+        ),
+    ];
+    for (runtime, transport, expected) in cases {
+        let config = attach_config(&request(runtime, ServerKind::Tasks, transport));
+        assert_eq!(config.id, "clawboo-tasks");
+        assert_eq!(config.snippet, expected, "{runtime} {transport:?}");
+    }
+}
+
+#[test]
+fn structured_forms_match_each_runtime_config() {
+    let stdio = |runtime| attach_config(&request(runtime, ServerKind::Tasks, Transport::Stdio));
+    let server = json!({ "command": BIN, "args": [], "env": { "CLAWBOO_DB_PATH": DB } });
+    assert_eq!(
+        stdio(Runtime::ClaudeCode).structured,
+        json!({ "clawboo-tasks": { "type": "stdio", "command": BIN, "args": [], "env": { "CLAWBOO_DB_PATH": DB } } })
+    );
+    assert_eq!(
+        stdio(Runtime::Codex).structured,
+        json!({ "mcp_servers": { "clawboo-tasks": server.clone() } })
+    );
+    assert_eq!(stdio(Runtime::OpenClaw).structured, server);
+}
+
+#[test]
+fn codex_snippets_are_valid_toml_with_the_structured_content() {
+    for server in ServerKind::ALL {
+        for transport in [Transport::Stdio, Transport::Http] {
+            let mut req = request(Runtime::Codex, server, transport);
+            req.scope = bound();
+            req.bin_path = r#"C:\Program Files\clawboo "mcp"\bin"#.to_owned();
+            let config = attach_config(&req);
+            let parsed: toml::Value = toml::from_str(&config.snippet)
+                .unwrap_or_else(|e| panic!("not TOML ({e}):\n{}", config.snippet));
+            let as_json = serde_json::to_value(&parsed).expect("TOML converts to JSON");
+            assert_eq!(as_json, config.structured, "{server} {transport:?}");
+        }
+    }
+}
+
+#[test]
+fn openclaw_snippets_are_json_members_with_the_structured_content() {
+    for server in ServerKind::ALL {
+        for transport in [Transport::Stdio, Transport::Http] {
+            let mut req = request(Runtime::OpenClaw, server, transport);
+            req.scope = bound();
+            req.db_path = Some("/tmp/a \"quoted\" dir/clawboo.db".into());
+            let config = attach_config(&req);
+            let object: Value = serde_json::from_str(&format!("{{{}}}", body(&config.snippet)))
+                .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}", config.snippet));
+            let entry = &object[config.id.as_str()];
+            match transport {
+                Transport::Stdio => assert_eq!(entry, &config.structured),
+                Transport::Http => {
+                    assert_eq!(entry["url"], config.structured["url"]);
+                    assert_eq!(entry["transport"], "streamable-http");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn claude_stdio_snippet_is_shell_words_matching_the_structured_env() {
+    let mut req = request(Runtime::ClaudeCode, ServerKind::Memory, Transport::Stdio);
+    req.scope = bound();
+    req.bin_path = "/opt/my tools/clawboo-mcp-memory".into();
+    let config = attach_config(&req);
+    assert_eq!(
+        config.snippet,
+        "claude mcp add clawboo-memory -e CLAWBOO_DB_PATH=/srv/team/clawboo.db \
+         -e CLAWBOO_SCOPE_TEAM_ID=tm1 -e 'CLAWBOO_SCOPE_AGENT_ID=boo 1' \
+         -e CLAWBOO_SCOPE_TENANT_ID=acme -- '/opt/my tools/clawboo-mcp-memory'"
+    );
+    let entry = &config.structured["clawboo-memory"];
+    assert_eq!(entry["type"], "stdio");
+    assert_eq!(entry["command"], "/opt/my tools/clawboo-mcp-memory");
+    assert_eq!(entry["env"]["CLAWBOO_SCOPE_AGENT_ID"], "boo 1");
+}
+
+#[test]
+fn each_server_gets_its_own_binding_variables() {
+    let names = |server| -> Vec<&str> {
+        binding_env(server, &bound())
+            .iter()
+            .map(|(k, _)| *k)
+            .collect()
+    };
+    assert_eq!(names(ServerKind::Tasks), ["CLAWBOO_SCOPE_TEAM_ID"]);
+    assert_eq!(
+        names(ServerKind::Memory),
+        [
+            "CLAWBOO_SCOPE_TEAM_ID",
+            "CLAWBOO_SCOPE_AGENT_ID",
+            "CLAWBOO_SCOPE_TENANT_ID"
+        ]
+    );
+    assert_eq!(names(ServerKind::Tools), ["CLAWBOO_SCOPE_AGENT_ID"]);
+    assert_eq!(
+        names(ServerKind::Teamchat),
+        ["CLAWBOO_ROOM_TEAM_ID", "CLAWBOO_AUTHOR_AGENT_ID"]
+    );
+    let team_only = Scope {
+        team_id: Some("tm1".into()),
+        agent_id: Some("  ".into()),
+        tenant_id: None,
+    };
+    assert!(
+        binding_env(ServerKind::Teamchat, &team_only).is_empty(),
+        "teamchat binds only with both a room and an author"
+    );
+}
+
+#[test]
+fn http_urls_follow_the_reference() {
+    let scope = Scope {
+        team_id: Some("tm1".into()),
+        agent_id: Some("boo-1".into()),
+        tenant_id: None,
+    };
+    assert_eq!(
+        http_url("http://localhost:18790", ServerKind::Teamchat, &scope),
+        "http://localhost:18790/api/mcp/teamchat?roomTeamId=tm1&postAuthorAgentId=boo-1"
+    );
+    assert_eq!(
+        http_url("http://h//", ServerKind::Tools, &scope),
+        "http://h//api/mcp/tools"
+    );
+    let odd = Scope {
+        team_id: Some("a b/c&d".into()),
+        ..Scope::default()
+    };
+    assert_eq!(
+        http_url("http://h", ServerKind::Memory, &odd),
+        "http://h/api/mcp/memory?scopeTeamId=a+b%2Fc%26d"
+    );
+}
+
+#[test]
+fn names_parse_and_unknown_names_say_what_is_expected() {
+    assert_eq!("codex".parse::<Runtime>(), Ok(Runtime::Codex));
+    assert_eq!(
+        ServerKind::from_bin("clawboo-mcp-teamchat"),
+        Some(ServerKind::Teamchat)
+    );
+    assert_eq!(ServerKind::from_bin("other"), None);
+    let err = "vscode".parse::<Runtime>().unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "unknown runtime \"vscode\"; expected one of: claude-code, codex, openclaw"
+    );
+}
