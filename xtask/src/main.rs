@@ -1,7 +1,9 @@
 //! `cargo xtask <verb>`: the project's automation, in Rust.
 //!
-//! Verbs: `probe` (build the four bins, handshake with each over stdio, check its tool count).
+//! Verbs: `probe` (build the four bins, handshake with each over stdio, check its tool count),
+//! `dist` (the release archive, `--check` to unpack and probe it).
 
+mod dist;
 mod probe;
 
 use std::process::ExitCode;
@@ -11,12 +13,15 @@ const USAGE: &str = "usage: cargo xtask <verb>
 verbs:
     probe    build the four server bins, spawn each over stdio on a temporary database,
              run initialize + tools/list, and check each server's name and tool count
+    dist     build the release bins and pack dist/clawboo-mcp-<version>-<target>.tar.gz
+             with README, LICENSE and SHA256SUMS; --check unpacks it and probes the bins
 ";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let outcome = match args.first().map(String::as_str) {
         Some("probe") => probe::run(&args[1..]),
+        Some("dist") => dist::run(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
             print!("{USAGE}");
             return if args.is_empty() {

@@ -4,11 +4,12 @@
 //! temporary database, times `initialize` + `tools/list`, and checks the advertised name and tool
 //! count. Prints one line per server; fails on any mismatch.
 
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use clawboo_tests::{Server, TempDir, workspace_root};
+use clawboo_tests::{Server, TempDir, bin_path, workspace_root};
 
 /// Each bin, the `serverInfo.name` it must report, and its tool count (tools without
 /// `TAVILY_API_KEY`).
@@ -42,6 +43,7 @@ pub fn build_bins(profile: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `cargo xtask probe [--debug]`.
 pub fn run(args: &[String]) -> anyhow::Result<()> {
     let profile = if args.iter().any(|a| a == "--debug") {
         "debug"
@@ -49,6 +51,11 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         "release"
     };
     build_bins(profile)?;
+    probe_bins(|bin| bin_path(bin))
+}
+
+/// Probes the four bins found by `locate`: one line each; an error listing every mismatch.
+pub fn probe_bins(locate: impl Fn(&str) -> PathBuf) -> anyhow::Result<()> {
     let mut failures = Vec::new();
     println!(
         "{:<22} {:<18} {:>8} {:>6} {:>8}",
@@ -57,7 +64,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     for (bin, name, expected_tools) in EXPECTED {
         let dir = TempDir::new("probe");
         let started = Instant::now();
-        let mut server = Server::spawn_raw(bin, &dir.db_path(), &[]);
+        let mut server = Server::spawn_command(locate(bin), &dir.db_path(), &[]);
         let info = server.initialize();
         let tools = server.list_tools();
         let elapsed = started.elapsed();
