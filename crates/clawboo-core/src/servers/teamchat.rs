@@ -131,9 +131,7 @@ struct Subscription {
 
 /// A non-blank argument, trimmed.
 fn given(value: Option<String>) -> Option<String> {
-    value
-        .map(|v| v.trim().to_owned())
-        .filter(|v| !v.is_empty())
+    value.map(|v| v.trim().to_owned()).filter(|v| !v.is_empty())
 }
 
 impl TeamChatState {

@@ -73,7 +73,10 @@ fn the_cursor_is_exclusive_and_the_echo_guard_drops_the_readers_posts() {
     say(&conn, "team:tm1", "worker", "on it");
     say(&conn, "team:tm1", "leader", "thanks");
     let bodies = |posts: Vec<ChatPost>| posts.into_iter().map(|p| p.body).collect::<Vec<_>>();
-    assert_eq!(bodies(everything(&conn, "team:tm1", 1)), ["on it", "thanks"]);
+    assert_eq!(
+        bodies(everything(&conn, "team:tm1", 1)),
+        ["on it", "thanks"]
+    );
     let for_leader = read_batch(&conn, "team:tm1", 0, "leader", 10).unwrap();
     assert_eq!(bodies(for_leader.posts), ["on it"]);
     assert_eq!(for_leader.next_seq, 3);
@@ -145,7 +148,11 @@ fn paging_with_any_limit_delivers_every_peer_post_exactly_once() {
                     break;
                 }
             }
-            assert_eq!(cursor, room_max_seq(&conn, "team:t").unwrap(), "seed {seed}");
+            assert_eq!(
+                cursor,
+                room_max_seq(&conn, "team:t").unwrap(),
+                "seed {seed}"
+            );
         }
         assert_eq!(delivered, expected, "seed {seed}");
     }
