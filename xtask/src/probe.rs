@@ -17,7 +17,7 @@ pub const EXPECTED: [(&str, &str, usize); 4] = [
     ("clawboo-mcp-tasks", "clawboo-tasks", 12),
     ("clawboo-mcp-memory", "clawboo-memory", 0),
     ("clawboo-mcp-tools", "clawboo-tools", 0),
-    ("clawboo-mcp-teamchat", "clawboo-teamchat", 0),
+    ("clawboo-mcp-teamchat", "clawboo-teamchat", 2),
 ];
 
 /// Builds the four bins with `profile` (`debug` or `release`).
