@@ -129,9 +129,17 @@ struct Subscription {
     next_seq: i64,
 }
 
+/// `text` trimmed as the reference's `String.prototype.trim` does: Unicode white space and the
+/// byte-order mark.
+fn js_trim(text: &str) -> &str {
+    text.trim_matches(|c: char| c.is_whitespace() || c == '\u{FEFF}')
+}
+
 /// A non-blank argument, trimmed.
 fn given(value: Option<String>) -> Option<String> {
-    value.map(|v| v.trim().to_owned()).filter(|v| !v.is_empty())
+    value
+        .map(|v| js_trim(&v).to_owned())
+        .filter(|v| !v.is_empty())
 }
 
 impl TeamChatState {
@@ -153,7 +161,7 @@ impl TeamChatState {
 }
 
 fn team_chat_post(s: &TeamChatState, a: PostArgs) -> ToolResult {
-    let text = a.text.trim();
+    let text = js_trim(&a.text);
     if text.is_empty() {
         return Err(TeamChatError::EmptyText.into());
     }

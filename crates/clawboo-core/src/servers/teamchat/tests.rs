@@ -155,8 +155,10 @@ fn empty_text_is_refused_before_identity() {
     assert!(out.is_error);
     assert_eq!(out.text(), "a post requires non-empty text");
     let bound = room()("a");
-    let out = bound.call("team_chat_post", json!({"text": "\n\t"}));
-    assert_eq!(out.text(), "a post requires non-empty text");
+    for blank in ["\n\t", "\u{FEFF} \u{3000}", ""] {
+        let out = bound.call("team_chat_post", json!({ "text": blank }));
+        assert_eq!(out.text(), "a post requires non-empty text", "{blank:?}");
+    }
 }
 
 #[test]

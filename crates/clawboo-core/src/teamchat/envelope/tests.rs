@@ -1,4 +1,5 @@
 use super::*;
+use crate::teamchat::tests::Rng;
 
 fn wrap(author: &str, kind: &str, seq: i64, body: &str) -> String {
     format_peer_post(&PeerPost {
@@ -329,22 +330,6 @@ fn hundred_kilobyte_bodies_keep_the_invariants() {
     assert_envelope("a", "peer", 1, &unclosed);
 }
 
-/// xorshift64*: a small deterministic generator, so a failure names a reproducible seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[(self.next() % items.len() as u64) as usize]
-    }
-}
-
 #[test]
 fn random_bodies_built_from_forgery_fragments_keep_the_invariants() {
     let fragments = [
@@ -381,7 +366,7 @@ fn random_bodies_built_from_forgery_fragments_keep_the_invariants() {
         "\u{FF29}nter",
     ];
     for seed in 1..=2000u64 {
-        let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+        let mut rng = Rng::new(seed);
         let parts = (rng.next() % 24) as usize;
         let body: String = (0..parts).map(|_| rng.pick(&fragments)).collect();
         let author: String = (0..(rng.next() % 4) as usize)
