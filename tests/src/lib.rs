@@ -152,8 +152,14 @@ impl Server {
 
     /// Spawns an arbitrary stdio MCP server executable.
     pub fn spawn_command(program: PathBuf, db: &Path, env: &[(&str, &str)]) -> Self {
+        Self::spawn_program(program, &[], db, env)
+    }
+
+    /// Spawns an arbitrary stdio MCP server executable with arguments.
+    pub fn spawn_program(program: PathBuf, args: &[&str], db: &Path, env: &[(&str, &str)]) -> Self {
         let mut cmd = Command::new(program);
-        cmd.env("CLAWBOO_DB_PATH", db)
+        cmd.args(args)
+            .env("CLAWBOO_DB_PATH", db)
             .env_remove("TAVILY_API_KEY")
             .env_remove("OPENAI_API_KEY")
             .env("OLLAMA_HOST", "http://127.0.0.1:9")

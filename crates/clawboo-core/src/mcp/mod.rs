@@ -157,8 +157,9 @@ impl<S> Tool<S> {
         &self.input_schema
     }
 
-    fn run(&self, state: &S, args: Map<String, Value>) -> ToolResult {
+    fn run(&self, state: &S, mut args: Map<String, Value>) -> ToolResult {
         schema::check_args(&self.input_schema, &args).map_err(ToolError::invalid_args)?;
+        schema::coerce_whole_numbers(&self.input_schema, &mut args);
         let without_nulls: Map<String, Value> =
             args.into_iter().filter(|(_, v)| !v.is_null()).collect();
         (self.handler)(state, Value::Object(without_nulls))
@@ -496,6 +497,10 @@ mod tests {
     #[derive(Deserialize, JsonSchema)]
     struct EchoArgs {
         message: String,
+        /// Repeat the message this many times.
+        times: Option<u32>,
+        /// Per-line widths.
+        widths: Option<Vec<u8>>,
     }
 
     #[derive(Debug, thiserror::Error)]
@@ -516,7 +521,12 @@ mod tests {
                 if a.message.ends_with('!') {
                     return Err(Refusal::TooLoud(a.message).into());
                 }
-                Ok(Reply::json(&json!({ "message": a.message })))
+                let repeated = a.message.repeat(a.times.unwrap_or(1) as usize);
+                let mut reply = json!({ "message": repeated });
+                if let Some(widths) = a.widths {
+                    reply["widths"] = json!(widths);
+                }
+                Ok(Reply::json(&reply))
             }))
             .build()
     }
@@ -550,6 +560,22 @@ mod tests {
         );
         let out = server().call("echo", Value::Null);
         assert!(out.text().starts_with("invalid args: message: required"));
+    }
+
+    #[test]
+    fn whole_number_floats_are_accepted_where_integers_are_expected() {
+        let out = server().call(
+            "echo",
+            json!({"message": "ab", "times": 2.0, "widths": [3.0, 4]}),
+        );
+        assert!(!out.is_error, "{}", out.text());
+        assert_eq!(out.json()["message"], "abab");
+        assert_eq!(out.json()["widths"], json!([3, 4]));
+        let fraction = server().call("echo", json!({"message": "ab", "times": 2.5}));
+        assert_eq!(
+            fraction.text(),
+            "invalid args: times: expected integer, got number"
+        );
     }
 
     #[test]

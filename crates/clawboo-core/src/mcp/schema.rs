@@ -135,6 +135,41 @@ pub fn check_args(schema: &Map<String, Value>, args: &Map<String, Value>) -> Res
     Ok(())
 }
 
+/// Rewrites whole-number floats (`2.0`) as integers where the schema wants an integer, so that an
+/// argument [`check_args`] accepted also deserializes. Run after a successful check.
+pub fn coerce_whole_numbers(schema: &Map<String, Value>, args: &mut Map<String, Value>) {
+    let Some(Value::Object(props)) = schema.get("properties") else {
+        return;
+    };
+    for (name, value) in args.iter_mut() {
+        if let Some(prop) = props.get(name) {
+            coerce_value(prop, value);
+        }
+    }
+}
+
+fn coerce_value(schema: &Value, value: &mut Value) {
+    let wants_integer = match schema.get("type") {
+        Some(Value::String(t)) => t == "integer",
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == "integer"),
+        _ => false,
+    };
+    if let Value::Array(items) = value {
+        if let Some(item_schema) = schema.get("items") {
+            items
+                .iter_mut()
+                .for_each(|item| coerce_value(item_schema, item));
+        }
+    } else if wants_integer
+        && !value.is_i64()
+        && !value.is_u64()
+        && let Some(f) = value.as_f64()
+        && matches_type("integer", value)
+    {
+        *value = Value::from(f as i64);
+    }
+}
+
 fn type_name(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
@@ -308,6 +343,10 @@ mod tests {
             ),
             (
                 json!({"taskId": "x", "limit": 1.5}),
+                "limit: expected integer, got number",
+            ),
+            (
+                json!({"taskId": "x", "limit": 1e300}),
                 "limit: expected integer, got number",
             ),
             (
