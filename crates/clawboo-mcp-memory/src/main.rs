@@ -1,17 +1,36 @@
-//! `clawboo-mcp-memory`: the memory MCP server (`clawboo-memory`) over stdio. Its tools land with their own
-//! issue; until then it serves an empty tool list.
+//! `clawboo-mcp-memory`: the memory MCP server (`clawboo-memory`) over stdio.
+//!
+//! Unbound by default: the model's `scopeTeamId` / `scopeAgentId` arguments are the scope. When the
+//! client's config sets any of `CLAWBOO_SCOPE_TEAM_ID`, `CLAWBOO_SCOPE_AGENT_ID`,
+//! `CLAWBOO_SCOPE_TENANT_ID`, the connection is bound to them and scope arguments are ignored. The
+//! embedding provider is resolved in the background (Ollama, then OpenAI, else full-text only).
 
 use std::process::ExitCode;
 
-use clawboo_core::cli::{self, BinInfo};
-use clawboo_core::servers::memory;
+use clawboo_core::cli::{self, BinInfo, env_value};
+use clawboo_core::memory::{EmbedConfig, Embedder, Memory};
+use clawboo_core::servers::memory::{self, BoundScope};
 
 const INFO: BinInfo = BinInfo {
     bin: "clawboo-mcp-memory",
-    summary: "The Clawboo memory MCP server.",
-    env_help: "",
+    summary: "The Clawboo shared memory as MCP tools: facts and versioned procedures, searched by words or meaning.",
+    env_help: "    CLAWBOO_SCOPE_TEAM_ID    bind reads and saves to this team (scope arguments are ignored)\n    \
+               CLAWBOO_SCOPE_AGENT_ID   bind reads to this agent's and shared facts\n    \
+               CLAWBOO_SCOPE_TENANT_ID  bind reads and saves to this tenant\n    \
+               OLLAMA_HOST              Ollama for embeddings (default http://127.0.0.1:11434)\n    \
+               OPENAI_API_KEY           OpenAI embeddings when Ollama is unreachable (OPENAI_BASE_URL to redirect)\n    \
+               CLAWBOO_EMBED_MODEL      the embedding model (default nomic-embed-text / text-embedding-3-small)\n    \
+               CLAWBOO_EMBEDDINGS=off   full-text search only\n",
 };
 
 fn main() -> ExitCode {
-    cli::run(&INFO, |db| memory::build(db))
+    let bound = BoundScope::from_values(
+        env_value("CLAWBOO_SCOPE_TEAM_ID").as_deref(),
+        env_value("CLAWBOO_SCOPE_AGENT_ID").as_deref(),
+        env_value("CLAWBOO_SCOPE_TENANT_ID").as_deref(),
+    );
+    cli::run(&INFO, |db| {
+        let embedder = Embedder::resolve_in_background(EmbedConfig::from_env());
+        memory::build(Memory::new(db, embedder), bound)
+    })
 }

@@ -1,9 +1,633 @@
-//! The shared memory store: facts and versioned procedures (lands with the memory issue).
+//! The shared memory store: facts (searchable, embeddable) and named, versioned procedures, with
+//! the team/agent/tenant scopes of seed 004.
+//!
+//! Owns: the `memory_facts` and `memory_procedures` tables (the reference's DDL and column names,
+//! so one file serves both implementations), their full-text indexes and the triggers that keep
+//! them in sync, and every write to them ([`Memory`] is the single write choke point).
+//!
+//! Guarantees:
+//! - every title, content and tag is scrubbed of secrets before it is stored or embedded, and a
+//!   content that scrubs to nothing but sentinels is refused ([`MemoryError::EntirelyRedacted`]);
+//! - a procedure's version is the previous version of the same (name, team, agent) plus one, read
+//!   and written inside one `BEGIN IMMEDIATE`, so concurrent savers in several processes never
+//!   produce the same version (the reference reads and writes without a transaction);
+//! - a reader with a scope never sees another team's facts or another agent's private facts
+//!   ([`ReadScope`]); a blank scope string means unset, here and in stored rows.
+//!
+//! Two full-text indexes are kept by triggers, so any writer (ours, the reference, `sqlite3`) stays
+//! searchable: the reference's `memory_facts_fts` (default tokenizer), which we maintain but never
+//! query, and our own `clawboo_facts_fts` / `clawboo_procedures_fts` with the `porter unicode61`
+//! tokenizer (Unicode folding, diacritics removed, English stems, so `payment` finds `payments`).
+//!
+//! Must never: know MCP or decide scopes (the server does, from its binding); update or delete a
+//! fact or procedure (both are append-only, as in the reference); call an embedding provider while
+//! holding the database connection.
 
-use crate::db::SchemaPart;
+pub mod embed;
+mod inject;
+mod query;
+mod search;
+
+use rusqlite::{Connection, Row, params};
+use serde::Serialize;
+
+pub use embed::{EmbedConfig, Embedder, Provider};
+pub use inject::{AUTO_MEMORY_MAX_CHARS, AUTO_MEMORY_TOP_K, render_auto_memory};
+pub use query::fts_query;
+pub use search::{MatchedVia, SearchHit, SearchMode, SearchOutcome};
+
+use crate::db::{Db, SchemaPart, immediate, new_id, now_ms};
+use crate::scrub::{is_entirely_redacted, scrub_secrets};
 
 /// The memory store's schema.
 pub const SCHEMA: SchemaPart = SchemaPart {
     component: "memory",
-    steps: &[],
+    steps: &["
+CREATE TABLE IF NOT EXISTS memory_facts (
+    id TEXT PRIMARY KEY,
+    title TEXT NOT NULL,
+    content TEXT NOT NULL,
+    tags TEXT NOT NULL DEFAULT '[]',
+    embedding BLOB,
+    embedding_model TEXT,
+    scope_agent_id TEXT,
+    scope_team_id TEXT,
+    tenant_id TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idx_memory_facts_team ON memory_facts (scope_team_id);
+CREATE INDEX IF NOT EXISTS idx_memory_facts_agent ON memory_facts (scope_agent_id);
+CREATE INDEX IF NOT EXISTS idx_memory_facts_created ON memory_facts (created_at);
+CREATE INDEX IF NOT EXISTS idx_memory_facts_updated ON memory_facts (updated_at);
+
+CREATE TABLE IF NOT EXISTS memory_procedures (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    version INTEGER NOT NULL DEFAULT 1,
+    content TEXT NOT NULL,
+    scope_agent_id TEXT,
+    scope_team_id TEXT,
+    tenant_id TEXT,
+    created_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idx_memory_procedures_name ON memory_procedures (name);
+CREATE INDEX IF NOT EXISTS idx_memory_procedures_team ON memory_procedures (scope_team_id);
+
+CREATE VIRTUAL TABLE IF NOT EXISTS memory_facts_fts USING fts5(title, content, fact_id UNINDEXED);
+CREATE TRIGGER IF NOT EXISTS memory_facts_ai AFTER INSERT ON memory_facts BEGIN
+    INSERT INTO memory_facts_fts (rowid, title, content, fact_id)
+    VALUES (new.rowid, new.title, new.content, new.id);
+END;
+CREATE TRIGGER IF NOT EXISTS memory_facts_ad AFTER DELETE ON memory_facts BEGIN
+    DELETE FROM memory_facts_fts WHERE rowid = old.rowid;
+END;
+CREATE TRIGGER IF NOT EXISTS memory_facts_au AFTER UPDATE ON memory_facts BEGIN
+    DELETE FROM memory_facts_fts WHERE rowid = old.rowid;
+    INSERT INTO memory_facts_fts (rowid, title, content, fact_id)
+    VALUES (new.rowid, new.title, new.content, new.id);
+END;
+INSERT INTO memory_facts_fts (rowid, title, content, fact_id)
+    SELECT rowid, title, content, id FROM memory_facts
+    WHERE rowid NOT IN (SELECT rowid FROM memory_facts_fts);
+
+CREATE VIRTUAL TABLE IF NOT EXISTS clawboo_facts_fts
+    USING fts5(title, content, tokenize = 'porter unicode61 remove_diacritics 2');
+CREATE TRIGGER IF NOT EXISTS clawboo_facts_ai AFTER INSERT ON memory_facts BEGIN
+    INSERT INTO clawboo_facts_fts (rowid, title, content) VALUES (new.rowid, new.title, new.content);
+END;
+CREATE TRIGGER IF NOT EXISTS clawboo_facts_ad AFTER DELETE ON memory_facts BEGIN
+    DELETE FROM clawboo_facts_fts WHERE rowid = old.rowid;
+END;
+CREATE TRIGGER IF NOT EXISTS clawboo_facts_au AFTER UPDATE OF title, content ON memory_facts BEGIN
+    DELETE FROM clawboo_facts_fts WHERE rowid = old.rowid;
+    INSERT INTO clawboo_facts_fts (rowid, title, content) VALUES (new.rowid, new.title, new.content);
+END;
+INSERT INTO clawboo_facts_fts (rowid, title, content)
+    SELECT rowid, title, content FROM memory_facts
+    WHERE rowid NOT IN (SELECT rowid FROM clawboo_facts_fts);
+
+CREATE VIRTUAL TABLE IF NOT EXISTS clawboo_procedures_fts
+    USING fts5(name, content, tokenize = 'porter unicode61 remove_diacritics 2');
+CREATE TRIGGER IF NOT EXISTS clawboo_procedures_ai AFTER INSERT ON memory_procedures BEGIN
+    INSERT INTO clawboo_procedures_fts (rowid, name, content) VALUES (new.rowid, new.name, new.content);
+END;
+CREATE TRIGGER IF NOT EXISTS clawboo_procedures_ad AFTER DELETE ON memory_procedures BEGIN
+    DELETE FROM clawboo_procedures_fts WHERE rowid = old.rowid;
+END;
+CREATE TRIGGER IF NOT EXISTS clawboo_procedures_au AFTER UPDATE OF name, content ON memory_procedures BEGIN
+    DELETE FROM clawboo_procedures_fts WHERE rowid = old.rowid;
+    INSERT INTO clawboo_procedures_fts (rowid, name, content) VALUES (new.rowid, new.name, new.content);
+END;
+INSERT INTO clawboo_procedures_fts (rowid, name, content)
+    SELECT rowid, name, content FROM memory_procedures
+    WHERE rowid NOT IN (SELECT rowid FROM clawboo_procedures_fts);
+"],
 };
+
+/// The scope filter of every read, over a table aliased `m` with `scope_team_id`,
+/// `scope_agent_id` and `tenant_id`. Parameters: `:team_mode` (0 any team, 1 global only, 2 the
+/// team `:team` and global), `:agent` (NULL: any agent; else that agent's and non-private rows),
+/// `:tenant` (NULL: any; else exactly that tenant). Stored blanks count as unset.
+macro_rules! scope_filter {
+    () => {
+        "(:team_mode = 0
+          OR m.scope_team_id IS NULL OR m.scope_team_id = ''
+          OR (:team_mode = 2 AND m.scope_team_id = :team))
+         AND (:agent IS NULL OR m.scope_agent_id IS NULL OR m.scope_agent_id = ''
+              OR m.scope_agent_id = :agent)
+         AND (:tenant IS NULL OR m.tenant_id = :tenant)"
+    };
+}
+
+/// The columns of a [`Fact`], in [`fact_from_row`] order, from a table aliased `m`.
+macro_rules! fact_columns {
+    () => {
+        "m.id, m.title, m.content, m.tags, m.scope_agent_id, m.scope_team_id, m.tenant_id, \
+         m.created_at, m.updated_at"
+    };
+}
+
+/// The columns of a [`Procedure`], in [`procedure_from_row`] order, from a table aliased `m`.
+macro_rules! procedure_columns {
+    () => {
+        "m.id, m.name, m.version, m.content, m.scope_agent_id, m.scope_team_id, m.tenant_id, \
+         m.created_at"
+    };
+}
+
+/// Keeps only the newest version of each procedure (name, team, agent), for a table aliased `m`.
+macro_rules! latest_procedure_only {
+    () => {
+        "NOT EXISTS (SELECT 1 FROM memory_procedures newer
+                     WHERE newer.name = m.name
+                       AND newer.scope_team_id IS m.scope_team_id
+                       AND newer.scope_agent_id IS m.scope_agent_id
+                       AND (newer.version > m.version
+                            OR (newer.version = m.version AND newer.rowid > m.rowid)))"
+    };
+}
+
+pub(crate) use {fact_columns, latest_procedure_only, procedure_columns, scope_filter};
+
+/// A failed memory operation.
+#[derive(Debug, thiserror::Error)]
+pub enum MemoryError {
+    /// The content was nothing but secrets.
+    #[error("nothing to save: content was entirely redacted secrets")]
+    EntirelyRedacted,
+    /// The database failed.
+    #[error("database error: {0}")]
+    Db(#[from] rusqlite::Error),
+}
+
+/// A saved fact, as every surface returns it (the embedding is never shown).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Fact {
+    /// UUID v4.
+    pub id: String,
+    /// Scrubbed title.
+    pub title: String,
+    /// Scrubbed content.
+    pub content: String,
+    /// Scrubbed tags.
+    pub tags: Vec<String>,
+    /// The agent the fact is private to, if any.
+    pub scope_agent_id: Option<String>,
+    /// The team the fact belongs to; `None` is global.
+    pub scope_team_id: Option<String>,
+    /// The tenant, if any.
+    pub tenant_id: Option<String>,
+    /// Milliseconds since the epoch.
+    pub created_at: i64,
+    /// Milliseconds since the epoch (equal to `created_at`: facts are never updated).
+    pub updated_at: i64,
+}
+
+/// One version of a procedure.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Procedure {
+    /// UUID v4 of this version's row.
+    pub id: String,
+    /// The procedure's name (not scrubbed: it is an identifier).
+    pub name: String,
+    /// 1 for the first save of (name, team, agent), then +1 per save.
+    pub version: i64,
+    /// Scrubbed content.
+    pub content: String,
+    /// The agent the procedure is private to, if any.
+    pub scope_agent_id: Option<String>,
+    /// The team; `None` is global.
+    pub scope_team_id: Option<String>,
+    /// The tenant, if any.
+    pub tenant_id: Option<String>,
+    /// Milliseconds since the epoch.
+    pub created_at: i64,
+}
+
+/// A fact or a procedure, saying which (`"kind": "fact" | "procedure"`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Entry {
+    /// A fact.
+    Fact(Fact),
+    /// The newest version of a procedure.
+    Procedure(Procedure),
+}
+
+impl Entry {
+    /// The row id.
+    pub fn id(&self) -> &str {
+        match self {
+            Entry::Fact(f) => &f.id,
+            Entry::Procedure(p) => &p.id,
+        }
+    }
+
+    /// When the entry was last written.
+    pub fn written_at(&self) -> i64 {
+        match self {
+            Entry::Fact(f) => f.updated_at,
+            Entry::Procedure(p) => p.created_at,
+        }
+    }
+}
+
+/// Where a write lands. Blank strings are unset ([`WriteScope::new`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WriteScope {
+    /// The team; `None` is global.
+    pub team_id: Option<String>,
+    /// The agent the entry is private to.
+    pub agent_id: Option<String>,
+    /// The tenant.
+    pub tenant_id: Option<String>,
+}
+
+impl WriteScope {
+    /// A scope from optional strings, blank meaning unset.
+    pub fn new(team_id: Option<&str>, agent_id: Option<&str>, tenant_id: Option<&str>) -> Self {
+        Self {
+            team_id: non_blank(team_id),
+            agent_id: non_blank(agent_id),
+            tenant_id: non_blank(tenant_id),
+        }
+    }
+}
+
+/// Which teams' entries a reader sees.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum TeamView {
+    /// Every team's and the global ones (an unscoped reader).
+    #[default]
+    Any,
+    /// Only global entries (a bound reader without a team: never another team's).
+    GlobalOnly,
+    /// That team's and the global ones.
+    Team(String),
+}
+
+/// What a reader may see: seed 004's inclusive rule (team T + agent A sees T's, A's and global
+/// entries, never another team's or another agent's private ones).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReadScope {
+    /// The team filter.
+    pub team: TeamView,
+    /// `Some(a)`: entries private to `a` or to no agent; `None`: any agent's.
+    pub agent: Option<String>,
+    /// `Some(t)`: exactly that tenant's entries; `None`: any.
+    pub tenant: Option<String>,
+}
+
+impl ReadScope {
+    /// A reader's scope from optional strings, blank meaning unset.
+    pub fn new(team_id: Option<&str>, agent_id: Option<&str>, tenant_id: Option<&str>) -> Self {
+        Self {
+            team: non_blank(team_id).map_or(TeamView::Any, TeamView::Team),
+            agent: non_blank(agent_id),
+            tenant: non_blank(tenant_id),
+        }
+    }
+
+    /// The named parameters of [`scope_filter!`].
+    fn params(&self) -> [(&'static str, rusqlite::types::Value); 4] {
+        use rusqlite::types::Value as V;
+        let text = |s: &Option<String>| s.clone().map_or(V::Null, V::Text);
+        let (mode, team) = match &self.team {
+            TeamView::Any => (0, V::Null),
+            TeamView::GlobalOnly => (1, V::Null),
+            TeamView::Team(t) => (2, V::Text(t.clone())),
+        };
+        [
+            (":team_mode", V::Integer(mode)),
+            (":team", team),
+            (":agent", text(&self.agent)),
+            (":tenant", text(&self.tenant)),
+        ]
+    }
+}
+
+/// A trimmed string, or `None` when it is blank.
+fn non_blank(value: Option<&str>) -> Option<String> {
+    value
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(str::to_owned)
+}
+
+/// A fact to save.
+#[derive(Debug, Clone, Default)]
+pub struct NewFact<'a> {
+    /// Title (scrubbed before storing).
+    pub title: &'a str,
+    /// Content (scrubbed before storing).
+    pub content: &'a str,
+    /// Tags (each scrubbed).
+    pub tags: &'a [String],
+}
+
+/// The memory store over the shared database, with the process's embedding provider.
+#[derive(Debug)]
+pub struct Memory {
+    db: Db,
+    embedder: Embedder,
+}
+
+impl Memory {
+    /// The store over `db`, embedding with `embedder`'s provider (if any).
+    pub fn new(db: Db, embedder: Embedder) -> Self {
+        Self { db, embedder }
+    }
+
+    /// The embedding provider, if one is configured and reachable.
+    pub fn provider(&self) -> Option<&Provider> {
+        self.embedder.provider()
+    }
+
+    /// Saves a fact: scrubs it, refuses it if its content was nothing but secrets, embeds it when a
+    /// provider exists (a failed embedding saves the fact without a vector), and stores it.
+    pub fn save_fact(&self, new: &NewFact<'_>, scope: &WriteScope) -> Result<Fact, MemoryError> {
+        let content = scrub_content(new.content)?;
+        let title = scrub_secrets(new.title);
+        let tags: Vec<String> = new.tags.iter().map(|t| scrub_secrets(t)).collect();
+        let embedding = self.provider().and_then(|provider| {
+            let text = format!("{title}\n{content}");
+            match provider.embed(&[&text]) {
+                Ok(mut vectors) => Some((embed::to_blob(&vectors.remove(0)), provider.id())),
+                Err(e) => {
+                    crate::log::warn(&format!("fact saved without a vector: {e}"));
+                    None
+                }
+            }
+        });
+        let now = now_ms();
+        let fact = Fact {
+            id: new_id(),
+            title,
+            content,
+            tags,
+            scope_agent_id: scope.agent_id.clone(),
+            scope_team_id: scope.team_id.clone(),
+            tenant_id: scope.tenant_id.clone(),
+            created_at: now,
+            updated_at: now,
+        };
+        let conn = self.db.conn();
+        immediate(&conn, |tx| insert_fact(tx, &fact, embedding.as_ref()))?;
+        Ok(fact)
+    }
+
+    /// Saves the next version of the procedure `name` in `scope` (team and agent; the tenant is
+    /// stored but is not part of the version key, as in the reference).
+    pub fn save_procedure(
+        &self,
+        name: &str,
+        content: &str,
+        scope: &WriteScope,
+    ) -> Result<Procedure, MemoryError> {
+        let content = scrub_content(content)?;
+        let conn = self.db.conn();
+        let procedure = immediate(&conn, |tx| {
+            let previous: i64 = tx.query_row(
+                "SELECT COALESCE(MAX(version), 0) FROM memory_procedures
+                 WHERE name = ?1 AND scope_team_id IS ?2 AND scope_agent_id IS ?3",
+                params![name, scope.team_id, scope.agent_id],
+                |r| r.get(0),
+            )?;
+            let procedure = Procedure {
+                id: new_id(),
+                name: name.to_owned(),
+                version: previous + 1,
+                content,
+                scope_agent_id: scope.agent_id.clone(),
+                scope_team_id: scope.team_id.clone(),
+                tenant_id: scope.tenant_id.clone(),
+                created_at: now_ms(),
+            };
+            tx.execute(
+                "INSERT INTO memory_procedures
+                 (id, name, version, content, scope_agent_id, scope_team_id, tenant_id, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![
+                    procedure.id,
+                    procedure.name,
+                    procedure.version,
+                    procedure.content,
+                    procedure.scope_agent_id,
+                    procedure.scope_team_id,
+                    procedure.tenant_id,
+                    procedure.created_at
+                ],
+            )?;
+            Ok::<_, MemoryError>(procedure)
+        })?;
+        Ok(procedure)
+    }
+
+    /// The newest entries visible to `scope`, facts and (newest versions of) procedures together,
+    /// most recently written first.
+    pub fn browse(&self, limit: u32, scope: &ReadScope) -> Result<Vec<Entry>, MemoryError> {
+        let conn = self.db.conn();
+        let params = search::named(scope, [(":limit", i64::from(limit).into())]);
+        let bound = search::as_params(&params);
+        let mut entries: Vec<Entry> = conn
+            .prepare_cached(concat!(
+                "SELECT ",
+                fact_columns!(),
+                " FROM memory_facts m WHERE ",
+                scope_filter!(),
+                " ORDER BY m.updated_at DESC, m.rowid DESC LIMIT :limit"
+            ))?
+            .query_map(bound.as_slice(), |r| fact_from_row(r).map(Entry::Fact))?
+            .collect::<rusqlite::Result<_>>()?;
+        let procedures = conn
+            .prepare_cached(concat!(
+                "SELECT ",
+                procedure_columns!(),
+                " FROM memory_procedures m WHERE ",
+                scope_filter!(),
+                " AND ",
+                latest_procedure_only!(),
+                " ORDER BY m.created_at DESC, m.rowid DESC LIMIT :limit"
+            ))?
+            .query_map(bound.as_slice(), |r| {
+                procedure_from_row(r).map(Entry::Procedure)
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        entries.extend(procedures);
+        entries.sort_by_key(|e| std::cmp::Reverse(e.written_at()));
+        entries.truncate(limit as usize);
+        Ok(entries)
+    }
+
+    /// Searches facts and procedures visible to `scope`; see [`SearchMode`] for the modes and how
+    /// they degrade without a provider.
+    pub fn search(
+        &self,
+        query: &str,
+        requested: Option<SearchMode>,
+        limit: u32,
+        scope: &ReadScope,
+    ) -> Result<SearchOutcome, MemoryError> {
+        search::run(&self.db, self.provider(), query, requested, limit, scope)
+    }
+
+    /// The `<auto-memory>` block for a task (its title and description): the best facts for it
+    /// visible to `scope`, re-scrubbed, without any the injection scanner flags, within
+    /// [`AUTO_MEMORY_MAX_CHARS`]. Empty when nothing applies or anything fails (it never fails a
+    /// run).
+    pub fn auto_memory(&self, title: &str, description: &str, scope: &ReadScope) -> String {
+        let query = format!("{title}\n{description}");
+        if query.trim().is_empty() {
+            return String::new();
+        }
+        let candidates = AUTO_MEMORY_TOP_K as u32 * 4;
+        match self.search(&query, None, candidates, scope) {
+            Ok(outcome) => {
+                let facts: Vec<(String, String)> = outcome
+                    .hits
+                    .into_iter()
+                    .filter_map(|hit| match hit.entry {
+                        Entry::Fact(f) => Some((f.title, f.content)),
+                        Entry::Procedure(_) => None,
+                    })
+                    .collect();
+                render_auto_memory(&facts, AUTO_MEMORY_MAX_CHARS, AUTO_MEMORY_TOP_K)
+            }
+            Err(e) => {
+                crate::log::warn(&format!("auto-memory skipped: {e}"));
+                String::new()
+            }
+        }
+    }
+}
+
+/// Scrubs `content`, refusing content that was nothing but secrets (blank content is allowed).
+fn scrub_content(content: &str) -> Result<String, MemoryError> {
+    let scrubbed = scrub_secrets(content);
+    if !content.trim().is_empty() && is_entirely_redacted(&scrubbed) {
+        return Err(MemoryError::EntirelyRedacted);
+    }
+    Ok(scrubbed)
+}
+
+fn insert_fact(
+    conn: &Connection,
+    fact: &Fact,
+    embedding: Option<&(Vec<u8>, String)>,
+) -> rusqlite::Result<()> {
+    let tags = serde_json::to_string(&fact.tags).unwrap_or_else(|_| "[]".into());
+    conn.prepare_cached(
+        "INSERT INTO memory_facts (id, title, content, tags, embedding, embedding_model,
+         scope_agent_id, scope_team_id, tenant_id, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+    )?
+    .execute(params![
+        fact.id,
+        fact.title,
+        fact.content,
+        tags,
+        embedding.map(|(blob, _)| blob),
+        embedding.map(|(_, model)| model),
+        fact.scope_agent_id,
+        fact.scope_team_id,
+        fact.tenant_id,
+        fact.created_at,
+        fact.updated_at
+    ])?;
+    Ok(())
+}
+
+/// Stores many global facts (title, content) in one transaction, scrubbed and without vectors:
+/// for seeding a store before a run or a benchmark. Returns how many were stored.
+pub fn seed_facts<'a>(
+    conn: &Connection,
+    facts: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Result<usize, MemoryError> {
+    immediate(conn, |tx| {
+        let mut count = 0;
+        let now = now_ms();
+        for (title, content) in facts {
+            let fact = Fact {
+                id: new_id(),
+                title: scrub_secrets(title),
+                content: scrub_secrets(content),
+                tags: Vec::new(),
+                scope_agent_id: None,
+                scope_team_id: None,
+                tenant_id: None,
+                created_at: now,
+                updated_at: now,
+            };
+            insert_fact(tx, &fact, None)?;
+            count += 1;
+        }
+        Ok(count)
+    })
+}
+
+/// Reads a [`Fact`] from a row selected with [`fact_columns!`].
+fn fact_from_row(row: &Row<'_>) -> rusqlite::Result<Fact> {
+    let tags: String = row.get(3)?;
+    Ok(Fact {
+        id: row.get(0)?,
+        title: row.get(1)?,
+        content: row.get(2)?,
+        tags: parse_tags(&tags),
+        scope_agent_id: row.get(4)?,
+        scope_team_id: row.get(5)?,
+        tenant_id: row.get(6)?,
+        created_at: row.get(7)?,
+        updated_at: row.get(8)?,
+    })
+}
+
+/// Reads a [`Procedure`] from a row selected with [`procedure_columns!`].
+fn procedure_from_row(row: &Row<'_>) -> rusqlite::Result<Procedure> {
+    Ok(Procedure {
+        id: row.get(0)?,
+        name: row.get(1)?,
+        version: row.get(2)?,
+        content: row.get(3)?,
+        scope_agent_id: row.get(4)?,
+        scope_team_id: row.get(5)?,
+        tenant_id: row.get(6)?,
+        created_at: row.get(7)?,
+    })
+}
+
+/// Stored tags: a JSON array of strings; anything else reads as no tags, other elements dropped.
+fn parse_tags(text: &str) -> Vec<String> {
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(serde_json::Value::Array(items)) => items
+            .into_iter()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

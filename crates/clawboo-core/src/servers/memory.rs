@@ -1,13 +1,259 @@
-//! The memory server (`clawboo-memory`): its tools land with their own issue; until then it serves an
-//! empty tool list.
+//! The memory server (`clawboo-memory`): `memory_save`, `memory_search`, `memory_browse` and the
+//! `auto-memory` prompt, over the shared [`crate::memory::Memory`] store.
+//!
+//! Owns: argument types, tool descriptions, scope resolution and the wire texts. Guarantees:
+//! when the connection is bound ([`BoundScope`]), the `scopeTeamId` / `scopeAgentId` arguments are
+//! ignored: a save is tagged with the bound team only (no agent, so every teammate recalls it) and
+//! reads see the bound team's, the bound agent's and global entries, never another team's (a
+//! binding without a team reads global entries only). Unbound, the arguments are the scope, as the
+//! seed says, and a blank one is unset.
+//!
+//! Must never: touch SQL (the store does), or let an argument widen a bound scope.
 
-use crate::db::Db;
-use crate::mcp::Server;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::mcp::{DomainError, Prompt, Reply, Server, Tool, ToolResult};
+use crate::memory::{
+    Fact, Memory, MemoryError, NewFact, Procedure, ReadScope, SearchMode, TeamView, WriteScope,
+};
 
 /// The server's `serverInfo.name`.
 pub const SERVER_NAME: &str = "clawboo-memory";
 
-/// The server over `db`.
-pub fn build(db: Db) -> Server<Db> {
-    Server::builder(SERVER_NAME, db).build()
+/// How many results a search or browse returns when the caller sets no limit.
+const DEFAULT_LIMIT: u32 = 10;
+
+/// The scope a connection is bound to by whoever started it (never by the model).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BoundScope {
+    /// The team.
+    pub team_id: Option<String>,
+    /// The agent (reads only: saves are team-shared).
+    pub agent_id: Option<String>,
+    /// The tenant.
+    pub tenant_id: Option<String>,
+}
+
+impl BoundScope {
+    /// A binding from optional values (blank is unset); `None` when none is set (unbound).
+    pub fn from_values(
+        team: Option<&str>,
+        agent: Option<&str>,
+        tenant: Option<&str>,
+    ) -> Option<Self> {
+        let scope = WriteScope::new(team, agent, tenant);
+        let bound = Self {
+            team_id: scope.team_id,
+            agent_id: scope.agent_id,
+            tenant_id: scope.tenant_id,
+        };
+        (bound != Self::default()).then_some(bound)
+    }
+
+    fn write_scope(&self) -> WriteScope {
+        WriteScope {
+            team_id: self.team_id.clone(),
+            agent_id: None,
+            tenant_id: self.tenant_id.clone(),
+        }
+    }
+
+    fn read_scope(&self) -> ReadScope {
+        ReadScope {
+            team: self
+                .team_id
+                .clone()
+                .map_or(TeamView::GlobalOnly, TeamView::Team),
+            agent: self.agent_id.clone(),
+            tenant: self.tenant_id.clone(),
+        }
+    }
+}
+
+/// The state behind the memory tools.
+pub struct MemoryState {
+    memory: Memory,
+    bound: Option<BoundScope>,
+}
+
+impl MemoryState {
+    fn write_scope(&self, args: &ScopeArgs) -> WriteScope {
+        match &self.bound {
+            Some(bound) => bound.write_scope(),
+            None => WriteScope::new(
+                args.scope_team_id.as_deref(),
+                args.scope_agent_id.as_deref(),
+                None,
+            ),
+        }
+    }
+
+    fn read_scope(&self, args: &ScopeArgs) -> ReadScope {
+        match &self.bound {
+            Some(bound) => bound.read_scope(),
+            None => ReadScope::new(
+                args.scope_team_id.as_deref(),
+                args.scope_agent_id.as_deref(),
+                None,
+            ),
+        }
+    }
+}
+
+/// A tool-error of the memory server.
+#[derive(Debug, thiserror::Error)]
+pub enum MemoryToolError {
+    /// A fact save without a title.
+    #[error("a fact requires a title (or set procedureName for a procedure)")]
+    MissingTitle,
+    /// The store refused or failed.
+    #[error(transparent)]
+    Store(#[from] MemoryError),
+}
+
+impl DomainError for MemoryToolError {}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct ScopeArgs {
+    /// The team scope (ignored when the connection is bound).
+    scope_team_id: Option<String>,
+    /// The agent scope (ignored when the connection is bound).
+    scope_agent_id: Option<String>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct SaveArgs {
+    /// The fact or procedure text. Secrets in it are replaced by [REDACTED] before it is stored.
+    content: String,
+    /// Required for a fact.
+    title: Option<String>,
+    /// Labels for a fact.
+    tags: Option<Vec<String>>,
+    /// Set to save a new version of this procedure instead of a fact.
+    procedure_name: Option<String>,
+    #[serde(flatten)]
+    scope: ScopeArgs,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct SearchArgs {
+    /// Words to look for.
+    query: String,
+    /// fts, vector or hybrid (default: hybrid with an embedding provider, else fts).
+    mode: Option<SearchMode>,
+    /// At most this many results (1..100, default 10).
+    #[schemars(range(min = 1, max = 100))]
+    limit: Option<u32>,
+    #[serde(flatten)]
+    scope: ScopeArgs,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct BrowseArgs {
+    /// At most this many entries (1..200, default 10).
+    #[schemars(range(min = 1, max = 200))]
+    limit: Option<u32>,
+    #[serde(flatten)]
+    scope: ScopeArgs,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "saved", rename_all = "lowercase")]
+enum Saved {
+    Fact { fact: Fact },
+    Procedure { procedure: Procedure },
+}
+
+fn memory_save(s: &MemoryState, a: SaveArgs) -> ToolResult {
+    let scope = s.write_scope(&a.scope);
+    let saved = match a.procedure_name.as_deref().filter(|n| !n.trim().is_empty()) {
+        Some(name) => Saved::Procedure {
+            procedure: s
+                .memory
+                .save_procedure(name, &a.content, &scope)
+                .map_err(MemoryToolError::from)?,
+        },
+        None => {
+            let title = a
+                .title
+                .as_deref()
+                .filter(|t| !t.trim().is_empty())
+                .ok_or(MemoryToolError::MissingTitle)?;
+            let tags = a.tags.unwrap_or_default();
+            let new = NewFact {
+                title,
+                content: &a.content,
+                tags: &tags,
+            };
+            Saved::Fact {
+                fact: s
+                    .memory
+                    .save_fact(&new, &scope)
+                    .map_err(MemoryToolError::from)?,
+            }
+        }
+    };
+    Ok(Reply::json(&saved))
+}
+
+fn memory_search(s: &MemoryState, a: SearchArgs) -> ToolResult {
+    let scope = s.read_scope(&a.scope);
+    let outcome = s
+        .memory
+        .search(&a.query, a.mode, a.limit.unwrap_or(DEFAULT_LIMIT), &scope)
+        .map_err(MemoryToolError::from)?;
+    let reply = Reply::json(&outcome.hits);
+    Ok(match outcome.degraded {
+        Some(why) => reply.with_block(format!("note: {why}")),
+        None => reply,
+    })
+}
+
+fn memory_browse(s: &MemoryState, a: BrowseArgs) -> ToolResult {
+    let scope = s.read_scope(&a.scope);
+    let entries = s
+        .memory
+        .browse(a.limit.unwrap_or(DEFAULT_LIMIT), &scope)
+        .map_err(MemoryToolError::from)?;
+    Ok(Reply::json(&entries))
+}
+
+/// Builds the memory server over `memory`. With `bound`, the scope arguments are ignored (see the
+/// module documentation).
+pub fn build(memory: Memory, bound: Option<BoundScope>) -> Server<MemoryState> {
+    Server::builder(SERVER_NAME, MemoryState { memory, bound })
+        .tool(Tool::new(
+            "memory_save",
+            "Save a durable fact (title + content) or a versioned procedure (set procedureName). Facts are declarative (\"user prefers X\"), not instructions. Secrets are replaced by [REDACTED] before anything is stored; content that is nothing but secrets is refused.",
+            memory_save,
+        ))
+        .tool(Tool::new(
+            "memory_search",
+            "Search saved facts and procedures. mode: fts (default without an embedding provider) | vector | hybrid (default with one). Results cite an id and say their kind (fact or procedure).",
+            memory_search,
+        ))
+        .tool(Tool::new(
+            "memory_browse",
+            "List recent saved facts and procedures (scoped), newest first.",
+            memory_browse,
+        ))
+        .prompt(Prompt::new(
+            "auto-memory",
+            "The shared facts most relevant to a task, as a bounded <auto-memory> block to put in front of the agent that runs it (empty when none applies).",
+            vec![
+                ("title", "The task's title.", true),
+                ("description", "The task's description.", false),
+            ],
+            |s: &MemoryState, args| {
+                let text = |k: &str| args.get(k).and_then(|v| v.as_str()).unwrap_or("");
+                let scope = s.bound.as_ref().map(BoundScope::read_scope).unwrap_or_default();
+                Ok(s.memory.auto_memory(text("title"), text("description"), &scope))
+            },
+        ))
+        .build()
 }
