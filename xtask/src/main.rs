@@ -1,8 +1,10 @@
 //! `cargo xtask <verb>`: the project's automation, in Rust.
 //!
 //! Verbs: `probe` (build the four bins, handshake with each over stdio, check its tool count),
-//! `dist` (the release archive, `--check` to unpack and probe it).
+//! `dist` (the release archive, `--check` to unpack and probe it), `bench` (whole-process
+//! benchmarks over stdio).
 
+mod bench;
 mod dist;
 mod probe;
 
@@ -15,6 +17,9 @@ verbs:
              run initialize + tools/list, and check each server's name and tool count
     dist     build the release bins and pack dist/clawboo-mcp-<version>-<target>.tar.gz
              with README, LICENSE and SHA256SUMS; --check unpacks it and probes the bins
+    bench    whole-process benchmarks over stdio with the release bins (cold start, round
+             trips, an 8-process claim race, memory search at 10k/100k facts, peak RSS);
+             --quick for a smoke run, --vs 'COMMAND' to compare another stdio server
 ";
 
 fn main() -> ExitCode {
@@ -22,6 +27,7 @@ fn main() -> ExitCode {
     let outcome = match args.first().map(String::as_str) {
         Some("probe") => probe::run(&args[1..]),
         Some("dist") => dist::run(&args[1..]),
+        Some("bench") => bench::run(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
             print!("{USAGE}");
             return if args.is_empty() {
