@@ -113,7 +113,9 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
             "--vs" => vs.push(Subject::Vs(
                 rest.next().context("--vs needs a command")?.clone(),
             )),
-            other => bail!("unexpected argument {other:?}; usage: cargo xtask bench [--quick] [--vs 'COMMAND']..."),
+            other => bail!(
+                "unexpected argument {other:?}; usage: cargo xtask bench [--quick] [--vs 'COMMAND']..."
+            ),
         }
     }
     probe::build_bins("release")?;
@@ -125,30 +127,56 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
 
     for (bin, _, _) in EXPECTED {
         let tool = first_tool_of(bin)?;
-        rows.push(measure(&subjects, &format!("cold start {bin}"), "ms", sizes.cold_runs, |s| {
-            cold_start(s, bin, tool.as_deref())
-        })?);
+        rows.push(measure(
+            &subjects,
+            &format!("cold start {bin}"),
+            "ms",
+            sizes.cold_runs,
+            |s| cold_start(s, bin, tool.as_deref()),
+        )?);
     }
-    rows.push(measure(&subjects, "get_task round trips", "calls/s", sizes.round_trip_runs, |s| {
-        get_task_rate(s, sizes.round_trip_calls)
-    })?);
-    rows.push(measure(&subjects, &format!("claims, {RACERS} processes x {} tasks", sizes.race_tasks), "claims/s", sizes.race_runs, |s| {
-        race(s, sizes.race_tasks)
-    })?);
+    rows.push(measure(
+        &subjects,
+        "get_task round trips",
+        "calls/s",
+        sizes.round_trip_runs,
+        |s| get_task_rate(s, sizes.round_trip_calls),
+    )?);
+    rows.push(measure(
+        &subjects,
+        &format!("claims, {RACERS} processes x {} tasks", sizes.race_tasks),
+        "claims/s",
+        sizes.race_runs,
+        |s| race(s, sizes.race_tasks),
+    )?);
     for &count in &sizes.fact_counts {
         let dir = TempDir::new("bench-facts");
         seed_facts(&dir.db_path(), count)?;
-        rows.push(measure(&subjects, &format!("memory_search fts, {count} facts"), "ms", 1, |s| {
-            search_latency(s, &dir.db_path(), "fts", sizes.searches)
-        })?);
+        rows.push(measure(
+            &subjects,
+            &format!("memory_search fts, {count} facts"),
+            "ms",
+            1,
+            |s| search_latency(s, &dir.db_path(), "fts", sizes.searches),
+        )?);
         if count == sizes.fact_counts[0] {
-            rows.push(measure(&subjects, &format!("memory_search round trips, {count} facts"), "calls/s", sizes.round_trip_runs, |s| {
-                search_rate(s, &dir.db_path(), sizes.round_trip_calls)
-            })?);
+            rows.push(measure(
+                &subjects,
+                &format!("memory_search round trips, {count} facts"),
+                "calls/s",
+                sizes.round_trip_runs,
+                |s| search_rate(s, &dir.db_path(), sizes.round_trip_calls),
+            )?);
         }
     }
     for (bin, _, _) in EXPECTED {
-        rows.push(measure(&subjects, &format!("peak RSS {bin}"), "KiB", 1, |s| peak_rss(s, bin))?);
+        rows.push(measure(
+            &subjects,
+            &format!("peak RSS {bin}"),
+            "KiB",
+            1,
+            |s| peak_rss(s, bin),
+        )?);
     }
 
     print_table(&subjects, &rows);
@@ -167,7 +195,10 @@ fn first_tool_of(bin: &str) -> anyhow::Result<Option<String>> {
     let mut server = Server::spawn(bin, &dir.db_path(), &[]);
     let tools = server.list_tools();
     server.close();
-    Ok(tools.first().and_then(|t| t["name"].as_str()).map(str::to_owned))
+    Ok(tools
+        .first()
+        .and_then(|t| t["name"].as_str())
+        .map(str::to_owned))
 }
 
 /// Runs `one` `runs` times per subject, alternating subjects run by run; the median of each.
@@ -194,7 +225,10 @@ fn measure(
     }
     let mut medians = samples.into_iter().map(|s| median(s));
     let ours = medians.next().flatten();
-    eprintln!("  {name}: {}", ours.map_or("n/a".into(), |v| format!("{v:.1} {unit}")));
+    eprintln!(
+        "  {name}: {}",
+        ours.map_or("n/a".into(), |v| format!("{v:.1} {unit}"))
+    );
     Ok(Row {
         name: name.to_owned(),
         unit,
@@ -244,7 +278,9 @@ fn get_task_rate(subject: &Subject, calls: usize) -> anyhow::Result<Option<f64>>
     if !offers(&mut server, "get_task") {
         return Ok(None);
     }
-    let task = server.call("create_task", json!({ "title": "bench" })).json();
+    let task = server
+        .call("create_task", json!({ "title": "bench" }))
+        .json();
     let args = json!({ "taskId": task["id"] });
     let started = Instant::now();
     for _ in 0..calls {
@@ -319,7 +355,9 @@ fn race(subject: &Subject, tasks: usize) -> anyhow::Result<Option<f64>> {
         let won = handle
             .join()
             .map_err(|_| anyhow::anyhow!("a racer thread panicked"))?
-            .map_err(|e| anyhow::anyhow!("a claim failed with something other than a conflict: {e}"))?;
+            .map_err(|e| {
+                anyhow::anyhow!("a claim failed with something other than a conflict: {e}")
+            })?;
         wins.extend(won);
     }
     let wall = started.elapsed();
@@ -347,10 +385,42 @@ fn shuffle<T>(items: &mut [T], seed: u64) {
 }
 
 const WORDS: &[&str] = &[
-    "deploy", "database", "migration", "cache", "latency", "token", "budget", "review", "release",
-    "rollback", "schema", "index", "queue", "worker", "retry", "timeout", "search", "memory",
-    "agent", "team", "kanban", "claim", "approval", "audit", "compaction", "embedding", "vector",
-    "prompt", "context", "runtime", "sqlite", "backup", "restore", "metrics", "alert", "dashboard",
+    "deploy",
+    "database",
+    "migration",
+    "cache",
+    "latency",
+    "token",
+    "budget",
+    "review",
+    "release",
+    "rollback",
+    "schema",
+    "index",
+    "queue",
+    "worker",
+    "retry",
+    "timeout",
+    "search",
+    "memory",
+    "agent",
+    "team",
+    "kanban",
+    "claim",
+    "approval",
+    "audit",
+    "compaction",
+    "embedding",
+    "vector",
+    "prompt",
+    "context",
+    "runtime",
+    "sqlite",
+    "backup",
+    "restore",
+    "metrics",
+    "alert",
+    "dashboard",
 ];
 
 /// Seeds `count` facts (global scope) in one transaction through the memory store.
@@ -381,12 +451,21 @@ fn search_queries(n: usize) -> Vec<String> {
         .map(|i| {
             let a = WORDS[i % WORDS.len()];
             let b = WORDS[(i * 7 + 3) % WORDS.len()];
-            if i % 2 == 0 { a.to_owned() } else { format!("{a} {b}") }
+            if i % 2 == 0 {
+                a.to_owned()
+            } else {
+                format!("{a} {b}")
+            }
         })
         .collect()
 }
 
-fn search_latency(subject: &Subject, db: &Path, mode: &str, searches: usize) -> anyhow::Result<Option<f64>> {
+fn search_latency(
+    subject: &Subject,
+    db: &Path,
+    mode: &str,
+    searches: usize,
+) -> anyhow::Result<Option<f64>> {
     let mut server = subject.spawn("clawboo-mcp-memory", db);
     server.initialize();
     if !offers(&mut server, "memory_search") {
@@ -395,7 +474,10 @@ fn search_latency(subject: &Subject, db: &Path, mode: &str, searches: usize) -> 
     let mut latencies = Vec::with_capacity(searches);
     for query in search_queries(searches) {
         let started = Instant::now();
-        let reply = server.call("memory_search", json!({ "query": query, "mode": mode, "limit": 10 }));
+        let reply = server.call(
+            "memory_search",
+            json!({ "query": query, "mode": mode, "limit": 10 }),
+        );
         latencies.push(ms(started.elapsed()));
         if reply.is_error {
             bail!("memory_search failed: {}", reply.text());
@@ -455,7 +537,11 @@ fn print_table(subjects: &[Subject], rows: &[Row]) {
         print!("{:<44} {:>10} {:>12}", row.name, row.unit, show(row.ours));
         for other in &row.vs {
             let r = ratio(row.unit, row.ours, *other);
-            print!(" {:>12} {:>8}", show(*other), r.map_or("n/a".into(), |r| format!("{r:.2}x")));
+            print!(
+                " {:>12} {:>8}",
+                show(*other),
+                r.map_or("n/a".into(), |r| format!("{r:.2}x"))
+            );
         }
         println!();
     }
@@ -474,7 +560,11 @@ fn ratio(unit: &str, ours: Option<f64>, other: Option<f64>) -> Option<f64> {
     if ours <= 0.0 || other <= 0.0 {
         return None;
     }
-    Some(if unit.ends_with("/s") { ours / other } else { other / ours })
+    Some(if unit.ends_with("/s") {
+        ours / other
+    } else {
+        other / ours
+    })
 }
 
 fn write_json(subjects: &[Subject], rows: &[Row]) -> anyhow::Result<PathBuf> {
@@ -495,6 +585,9 @@ fn write_json(subjects: &[Subject], rows: &[Row]) -> anyhow::Result<PathBuf> {
         })
         .collect();
     let path = dir.join("bench.json");
-    std::fs::write(&path, serde_json::to_string_pretty(&json!({ "results": results }))?)?;
+    std::fs::write(
+        &path,
+        serde_json::to_string_pretty(&json!({ "results": results }))?,
+    )?;
     Ok(path)
 }

@@ -189,26 +189,10 @@ fn text_candidates(
             (":weight", SqlValue::Real(TITLE_WEIGHT)),
         ],
     );
-    let mut candidates: Vec<Candidate> = conn
-        .prepare_cached(concat!(
-            "SELECT ",
-            fact_columns!(),
-            ", m.embedding, m.embedding_model, bm25(clawboo_facts_fts, :weight, 1.0) AS rank
-             FROM clawboo_facts_fts JOIN memory_facts m ON m.rowid = clawboo_facts_fts.rowid
-             WHERE clawboo_facts_fts MATCH :query AND ",
-            scope_filter!(),
-            " ORDER BY rank LIMIT :limit"
-        ))?
-        .query_map(as_params(&params).as_slice(), |r| {
-            let blob: Option<Vec<u8>> = r.get(9)?;
-            let made_by: Option<String> = r.get(10)?;
-            Ok(Candidate {
-                entry: Entry::Fact(fact_from_row(r)?),
-                rank: Some(r.get(11)?),
-                vector: same_model(blob, made_by, model),
-            })
-        })?
-        .collect::<rusqlite::Result<_>>()?;
+    let mut candidates = fact_text_hits(conn, &params, i64::from(cap) * 10, model)?;
+    if candidates.len() < cap as usize {
+        candidates = fact_text_hits(conn, &params, -1, model)?;
+    }
     let procedures = conn
         .prepare_cached(concat!(
             "SELECT ",
@@ -236,15 +220,45 @@ fn text_candidates(
     Ok(candidates)
 }
 
-fn same_model(
-    blob: Option<Vec<u8>>,
-    made_by: Option<String>,
+/// The best full-text fact hits in scope: the `pool` best-ranked matches of the whole index
+/// (`-1`: all of them) are ranked first and only those are looked up and scope-filtered, so a
+/// broad query over a large store does not load every matching row. The caller asks again with
+/// no pool when too few survived the scope filter.
+fn fact_text_hits(
+    conn: &Connection,
+    params: &[(&'static str, SqlValue)],
+    pool: i64,
     model: Option<&str>,
-) -> Option<Vec<f32>> {
-    match (blob, made_by, model) {
-        (Some(blob), Some(made_by), Some(model)) if made_by == model => from_blob(&blob),
-        _ => None,
-    }
+) -> Result<Vec<Candidate>, MemoryError> {
+    let mut params = params.to_vec();
+    params.push((":pool", SqlValue::Integer(pool)));
+    params.push((
+        ":model",
+        model.map_or(SqlValue::Null, |m| SqlValue::Text(m.to_owned())),
+    ));
+    let candidates = conn
+        .prepare_cached(concat!(
+            "SELECT ",
+            fact_columns!(),
+            ", CASE WHEN m.embedding_model = :model THEN m.embedding END, hits.rank
+             FROM (SELECT rowid, bm25(clawboo_facts_fts, :weight, 1.0) AS rank
+                   FROM clawboo_facts_fts WHERE clawboo_facts_fts MATCH :query
+                   ORDER BY rank LIMIT :pool) AS hits
+             JOIN memory_facts m ON m.rowid = hits.rowid
+             WHERE ",
+            scope_filter!(),
+            " ORDER BY hits.rank LIMIT :limit"
+        ))?
+        .query_map(as_params(&params).as_slice(), |r| {
+            let same_model_blob: Option<Vec<u8>> = r.get(9)?;
+            Ok(Candidate {
+                entry: Entry::Fact(fact_from_row(r)?),
+                rank: Some(r.get(10)?),
+                vector: same_model_blob.as_deref().and_then(from_blob),
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(candidates)
 }
 
 fn vector_hits(

@@ -205,6 +205,40 @@ fn a_team_reader_sees_its_team_and_global_never_another_team() {
 }
 
 #[test]
+fn an_in_scope_hit_is_found_however_many_better_hits_are_out_of_scope() {
+    let m = store();
+    let facts: Vec<(String, String)> = (0..120)
+        .map(|i| (format!("alpha {i}"), "alpha alpha alpha".to_owned()))
+        .collect();
+    seed_facts(
+        &m.db.conn(),
+        facts.iter().map(|(t, c)| (t.as_str(), c.as_str())),
+    )
+    .unwrap();
+    m.db.conn()
+        .execute("UPDATE memory_facts SET scope_team_id = 'team-b'", [])
+        .unwrap();
+    fact(
+        &m,
+        "Ours",
+        "a long note that mentions alpha once among many other words",
+        &team("team-a"),
+    );
+    let hits = m
+        .search(
+            "alpha",
+            None,
+            5,
+            &ReadScope::new(Some("team-a"), None, None),
+        )
+        .unwrap()
+        .hits;
+    assert_eq!(hits.len(), 1);
+    assert!(matches!(&hits[0].entry, Entry::Fact(f) if f.title == "Ours"));
+    assert_eq!(hits[0].score, 1.0);
+}
+
+#[test]
 fn an_agent_reader_never_sees_another_agents_private_fact() {
     let m = store();
     fact(
