@@ -262,8 +262,13 @@ fn initialize_names_the_server_and_lists_twelve_tools_with_the_seed_schemas() {
     );
 
     let status_enum = json!(STATUSES);
-    // (tool, required, [(property, type, enum)])
-    let expected: [(&str, &[&str], &[(&str, &str, Option<&Value>)]); 12] = [
+    /// A tool's name, its required fields, and its properties as (name, type, enum).
+    type Shape<'a> = (
+        &'a str,
+        &'a [&'a str],
+        &'a [(&'a str, &'a str, Option<&'a Value>)],
+    );
+    let expected: [Shape; 12] = [
         (
             "list_tasks",
             &[],
@@ -593,7 +598,7 @@ fn every_tool_has_a_working_happy_path() {
         format!("linked: {child_id} depends on {root_id}")
     );
     let ready = b.ids(json!({"teamId": "t1", "ready": true}));
-    assert_eq!(ready, [root_id.clone()], "the child waits on the root");
+    assert_eq!(ready, [root_id.as_str()], "the child waits on the root");
     assert_eq!(
         b.get(&child_id)["task"]["updatedAt"],
         after["updatedAt"],
@@ -834,7 +839,11 @@ fn readiness_waits_for_every_dependency_to_be_done() {
             json!({"taskId": dep, "status": "done"}),
         );
     }
-    assert_eq!(b.ids(team.clone()), [dependent.clone()], "both done: ready");
+    assert_eq!(
+        b.ids(team.clone()),
+        [dependent.as_str()],
+        "both done: ready"
+    );
 
     // A cancelled dependency leaves the dependent unready for good.
     let blocker = id_of(&b.root(json!({"title": "X", "teamId": "rc"})));
@@ -1280,9 +1289,9 @@ fn a_team_bound_session_sees_and_touches_only_its_team() {
         tools[0]["description"],
         "List your team's board tasks. Pass ready=true for only claimable (deps satisfied) work."
     );
-    assert_eq!(b.ids(json!({})), [mine.clone()]);
-    assert_eq!(b.ids(json!({"teamId": "B"})), [mine.clone()]);
-    assert_eq!(b.ids(json!({"ready": true})), [mine.clone()]);
+    assert_eq!(b.ids(json!({})), [mine.as_str()]);
+    assert_eq!(b.ids(json!({"teamId": "B"})), [mine.as_str()]);
+    assert_eq!(b.ids(json!({"ready": true})), [mine.as_str()]);
 
     for hidden in [&theirs, &teamless] {
         let nf = format!("not found: {hidden}");
