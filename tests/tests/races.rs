@@ -283,3 +283,62 @@ fn eight_processes_opening_one_brand_new_file_at_once_all_succeed() {
         assert_eq!(integrity_check(&db), "ok", "round {round}");
     }
 }
+
+#[test]
+fn eight_processes_commenting_and_moving_one_task_never_see_a_locked_database() {
+    let dir = TempDir::new("race-writes");
+    let db = dir.db_path();
+    let mut setup = Server::spawn(BIN, &db, &[]);
+    let task = ok_json(&mut setup, "create_task", json!({"title": "hot"}));
+    let task = task["id"].as_str().unwrap().to_owned();
+    drop(setup);
+
+    let comments_each = 50;
+    let shared = task.clone();
+    let bodies =
+        in_parallel(&db, move |p, server| {
+            // The task only ever moves between todo and blocked, so every move is legal whatever the
+            // interleaving: any failure would be the database's.
+            let calls: Vec<(&str, Value)> = (0..comments_each)
+            .flat_map(|i| {
+                let body = format!("{p}/{i}");
+                let mut calls = vec![(
+                    "add_comment",
+                    json!({"taskId": shared, "body": body, "authorAgentId": format!("agent-{p}")}),
+                )];
+                if i % 5 == 0 {
+                    let tool = if (i / 5 + p) % 2 == 0 { "block_task" } else { "unblock_task" };
+                    calls.push((tool, json!({"taskId": shared})));
+                }
+                calls
+            })
+            .collect();
+            let mut bodies = Vec::new();
+            for ((tool, _), reply) in calls.iter().zip(server.call_pipelined(&calls)) {
+                assert!(!reply.is_error, "{tool}: {}", reply.text());
+                if *tool == "add_comment" {
+                    bodies.push(reply.json()["body"].as_str().unwrap().to_owned());
+                }
+            }
+            bodies
+        });
+    let mut bodies: Vec<String> = bodies.into_iter().flatten().collect();
+    bodies.sort();
+    bodies.dedup();
+    assert_eq!(bodies.len(), PROCESSES * comments_each);
+
+    let mut reader = Server::spawn(BIN, &db, &[]);
+    let view = ok_json(&mut reader, "get_task", json!({"taskId": task}));
+    let stored = view["comments"].as_array().unwrap();
+    assert_eq!(stored.len(), PROCESSES * comments_each);
+    assert!(
+        stored
+            .windows(2)
+            .all(|w| w[0]["createdAt"].as_i64() <= w[1]["createdAt"].as_i64()),
+        "oldest first"
+    );
+    assert!(matches!(
+        view["task"]["status"].as_str(),
+        Some("todo" | "blocked")
+    ));
+}

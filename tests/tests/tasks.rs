@@ -1459,3 +1459,52 @@ fn a_file_written_by_the_reference_schema_is_served_and_stays_readable_by_it() {
     assert_eq!(Some(created_at), created["createdAt"].as_i64());
     assert_eq!(clawboo_tests::integrity_check(&db), "ok");
 }
+
+#[test]
+fn plain_lists_are_most_recently_updated_first_and_ready_false_is_a_plain_list() {
+    let mut b = Board::new("tasks-order");
+    let first = b.task("todo");
+    let second = b.task("todo");
+    let third = b.task("backlog");
+    let pool = b.parents[0].0.clone();
+    std::thread::sleep(std::time::Duration::from_millis(3));
+    b.json(
+        "claim_task",
+        json!({"taskId": first, "assigneeAgentId": "a"}),
+    );
+    assert_eq!(
+        b.ids(json!({})),
+        [
+            first.as_str(),
+            third.as_str(),
+            second.as_str(),
+            pool.as_str()
+        ]
+    );
+    std::thread::sleep(std::time::Duration::from_millis(3));
+    b.json("block_task", json!({"taskId": second}));
+    assert_eq!(b.ids(json!({"ready": false}))[0], second);
+    assert_eq!(
+        b.ids(json!({"ready": false, "status": "backlog"})),
+        [third.as_str()]
+    );
+    assert_eq!(b.ids(json!({"ready": true})), [pool.as_str()]);
+}
+
+#[test]
+fn a_blank_scope_variable_leaves_the_session_unbound() {
+    let dir = TempDir::new("tasks-blank-scope");
+    let db = dir.db_path();
+    let mut bound = Server::spawn(BIN, &db, &[("CLAWBOO_SCOPE_TEAM_ID", "A")]);
+    let reply = bound.call("create_task", json!({"title": "a"}));
+    assert_eq!(reply.json()["teamId"], "A");
+    let mut open = Server::spawn(BIN, &db, &[("CLAWBOO_SCOPE_TEAM_ID", "  ")]);
+    let reply = open.call("create_task", json!({"title": "b", "teamId": "B"}));
+    assert_eq!(reply.json()["teamId"], "B");
+    let listed = open.call("list_tasks", json!({})).json();
+    assert_eq!(listed.as_array().map(Vec::len), Some(2));
+    assert_eq!(
+        open.list_tools()[0]["description"],
+        "List board tasks. Pass ready=true for only claimable (deps satisfied) work."
+    );
+}
