@@ -1508,3 +1508,29 @@ fn a_blank_scope_variable_leaves_the_session_unbound() {
         "List board tasks. Pass ready=true for only claimable (deps satisfied) work."
     );
 }
+
+#[test]
+fn a_soft_deleted_task_is_hidden_from_lists_but_still_readable_and_writable() {
+    let mut b = Board::new("tasks-dropped");
+    let id = b.task("todo");
+    let kept = b.task("todo");
+    sql(&b.db())
+        .execute("UPDATE tasks SET dropped = 1 WHERE id = ?1", [&id])
+        .unwrap();
+    assert!(!b.ids(json!({})).contains(&id));
+    assert!(!b.ids(json!({"ready": true})).contains(&id));
+    assert!(b.ids(json!({})).contains(&kept));
+    assert_eq!(b.get(&id)["task"]["dropped"], 1);
+    b.err_text(
+        "claim_task",
+        json!({"taskId": id, "assigneeAgentId": "a"}),
+        "claim failed: conflict",
+    );
+    b.json("add_comment", json!({"taskId": id, "body": "still here"}));
+    let moved = b.json(
+        "update_task_status",
+        json!({"taskId": id, "status": "blocked"}),
+    );
+    assert_eq!(moved["status"], "blocked");
+    assert_eq!(moved["dropped"], 1);
+}
