@@ -5,6 +5,7 @@
 //! replies with a deadline so that a hung server fails a test instead of hanging it.
 //! Must never: depend on the server's internals; everything goes over the wire.
 
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
@@ -270,6 +271,37 @@ impl Server {
         }
     }
 
+    /// Reads messages until the responses to every id in `ids` have arrived, and returns them in
+    /// the order of `ids` (for pipelined requests, whose answers may come back in any order).
+    pub fn wait_responses(&mut self, ids: &[u64]) -> Vec<Value> {
+        let mut found: HashMap<u64, Value> = HashMap::new();
+        while found.len() < ids.len() {
+            let msg = self.read_message();
+            if let Some(id) = msg.get("id").and_then(Value::as_u64)
+                && ids.contains(&id)
+            {
+                found.insert(id, msg);
+            }
+        }
+        ids.iter()
+            .map(|id| found.remove(id).expect("every id was answered"))
+            .collect()
+    }
+
+    /// Sends every `(tool, arguments)` call without waiting, then returns their replies in order.
+    pub fn call_pipelined(&mut self, calls: &[(&str, Value)]) -> Vec<ToolReply> {
+        let ids: Vec<u64> = calls
+            .iter()
+            .map(|(name, args)| {
+                self.send_request("tools/call", json!({ "name": name, "arguments": args }))
+            })
+            .collect();
+        self.wait_responses(&ids)
+            .into_iter()
+            .map(Self::tool_reply)
+            .collect()
+    }
+
     /// Sends a request and returns the whole response message (`result` or `error`).
     pub fn request(&mut self, method: &str, params: Value) -> Value {
         let id = self.send_request(method, params);
@@ -355,4 +387,42 @@ impl Drop for Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// xorshift64*: a small deterministic generator, so a test that shuffles names a reproducible seed.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator for `seed` (any value, zero included).
+    pub fn new(seed: u64) -> Self {
+        Self(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    /// The next value.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// A value in `0..n` (`n` > 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+
+    /// Shuffles `items` in place (Fisher-Yates).
+    pub fn shuffle<T>(&mut self, items: &mut [T]) {
+        for i in (1..items.len()).rev() {
+            items.swap(i, self.below(i + 1));
+        }
+    }
+}
+
+/// `PRAGMA integrity_check` of the file at `db`, as SQLite words it (`ok` when sound).
+pub fn integrity_check(db: &Path) -> String {
+    let conn = rusqlite::Connection::open(db).expect("open the database for a check");
+    conn.query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .expect("integrity_check runs")
 }

@@ -1,0 +1,197 @@
+//! What every one of the four bins does as a process: `--help` and `--version`, an unknown flag,
+//! stdin EOF and SIGTERM (exit 0, database sound), and a database that cannot be opened (one line on
+//! stderr, a non-zero exit, never a panic).
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use clawboo_tests::{BINS, Server, TempDir, bin_path, integrity_check};
+use serde_json::json;
+
+/// Runs `bin` with `args` on the database `db`, stdin closed, and collects its output.
+fn run(bin: &str, args: &[&str], db: &Path) -> Output {
+    Command::new(bin_path(bin))
+        .args(args)
+        .env("CLAWBOO_DB_PATH", db)
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {bin}: {e}"))
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn help_and_version_exit_zero_without_touching_the_database() {
+    for bin in BINS {
+        let dir = TempDir::new("bins-help");
+        let db = dir.db_path();
+        for flag in ["--help", "-h"] {
+            let out = run(bin, &[flag], &db);
+            assert_eq!(out.status.code(), Some(0), "{bin} {flag}");
+            let help = text(&out.stdout);
+            assert!(help.starts_with(&format!("{bin} 0.1.0\n")), "{bin}: {help}");
+            for needle in [
+                "USAGE",
+                "--version",
+                "--help",
+                "CLAWBOO_DB_PATH",
+                "RUST_LOG",
+            ] {
+                assert!(help.contains(needle), "{bin} {flag} lacks {needle}: {help}");
+            }
+            assert_eq!(text(&out.stderr), "", "{bin} {flag}");
+        }
+        for flag in ["--version", "-V"] {
+            let out = run(bin, &[flag], &db);
+            assert_eq!(out.status.code(), Some(0), "{bin} {flag}");
+            assert_eq!(text(&out.stdout), format!("{bin} 0.1.0\n"));
+            assert_eq!(text(&out.stderr), "", "{bin} {flag}");
+        }
+        assert!(
+            !db.exists(),
+            "{bin}: flags alone do not create the database"
+        );
+    }
+}
+
+#[test]
+fn an_unknown_flag_exits_2_with_one_line_on_stderr() {
+    for bin in BINS {
+        let dir = TempDir::new("bins-flag");
+        let out = run(bin, &["--no-such-flag"], &dir.db_path());
+        assert_eq!(out.status.code(), Some(2), "{bin}");
+        assert_eq!(text(&out.stdout), "", "{bin}: nothing on stdout");
+        let err = text(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{bin}: {err:?}");
+        assert!(err.ends_with('\n'), "{bin}: {err:?}");
+        assert!(err.starts_with(&format!("{bin}: ")), "{bin}: {err:?}");
+        assert!(
+            err.contains("--no-such-flag") && err.contains("--help"),
+            "{err:?}"
+        );
+        assert!(!dir.db_path().exists());
+    }
+}
+
+/// Starts `bin`, completes the handshake, lists its tools and, for the Tasks bin, leaves `writes`
+/// create calls in flight (sent, not awaited).
+fn busy_server(bin: &str, db: &Path, writes: usize) -> Server {
+    let mut server = Server::spawn(bin, db, &[("RUST_LOG", "error")]);
+    let tools = server.list_tools();
+    if bin == "clawboo-mcp-tasks" {
+        assert_eq!(tools.len(), 12);
+        for i in 0..writes {
+            server.send_request(
+                "tools/call",
+                json!({"name": "create_task", "arguments": {"title": format!("in flight {i}")}}),
+            );
+        }
+    }
+    server
+}
+
+fn task_count(db: &Path) -> i64 {
+    rusqlite::Connection::open(db)
+        .unwrap()
+        .query_row("SELECT count(*) FROM tasks", [], |r| r.get(0))
+        .unwrap()
+}
+
+#[test]
+fn stdin_eof_exits_zero_and_leaves_a_sound_database() {
+    for bin in BINS {
+        let dir = TempDir::new("bins-eof");
+        let db = dir.db_path();
+        let status = busy_server(bin, &db, 20).close();
+        assert_eq!(status.code(), Some(0), "{bin}");
+        assert_eq!(integrity_check(&db), "ok", "{bin}");
+        assert!((0..=20).contains(&task_count(&db)), "{bin}");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn sigterm_exits_zero_and_leaves_a_sound_database() {
+    for bin in BINS {
+        let dir = TempDir::new("bins-term");
+        let db = dir.db_path();
+        let status = busy_server(bin, &db, 20).terminate();
+        assert_eq!(status.code(), Some(0), "{bin}: {status:?}");
+        assert_eq!(integrity_check(&db), "ok", "{bin}");
+        // The file still serves afterwards.
+        let mut again = Server::spawn(bin, &db, &[]);
+        again.list_tools();
+        assert_eq!(again.close().code(), Some(0));
+    }
+}
+
+/// Asserts that `bin` refuses to start on `db`: a non-zero exit, nothing on stdout, and exactly
+/// one line on stderr that names the bin and the path, without a panic.
+fn assert_refuses(bin: &str, db: &Path, case: &str) {
+    let out = run(bin, &[], db);
+    assert!(
+        out.status.code().is_some_and(|c| c != 0),
+        "{bin} ({case}) exited with {:?}",
+        out.status
+    );
+    assert_eq!(text(&out.stdout), "", "{bin} ({case})");
+    let err = text(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{bin} ({case}): {err:?}");
+    assert!(
+        err.starts_with(&format!("{bin}: ")),
+        "{bin} ({case}): {err:?}"
+    );
+    assert!(!err.contains("panicked"), "{bin} ({case}): {err:?}");
+    let shown = db
+        .parent()
+        .filter(|_| case == "parent is a file")
+        .unwrap_or(db);
+    assert!(
+        err.contains(&shown.display().to_string()),
+        "{bin} ({case}) names the path: {err:?}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn an_unopenable_database_is_one_stderr_line_and_a_failure_exit() {
+    for bin in BINS {
+        let dir = TempDir::new("bins-unopenable");
+
+        let file = dir.path().join("plain-file");
+        std::fs::write(&file, "not a folder").unwrap();
+        assert_refuses(bin, &file.join("clawboo.db"), "parent is a file");
+
+        let garbage: Vec<u8> = (0..8192u32).map(|i| (i * 31 % 251) as u8).collect();
+        let not_sqlite = dir.path().join("not-sqlite.db");
+        std::fs::write(&not_sqlite, &garbage).unwrap();
+        assert_refuses(bin, &not_sqlite, "not a SQLite file");
+        assert_eq!(
+            std::fs::read(&not_sqlite).unwrap(),
+            garbage,
+            "{bin}: a foreign file is left as it was"
+        );
+
+        let folder = dir.path().join("a-folder.db");
+        std::fs::create_dir(&folder).unwrap();
+        assert_refuses(bin, &folder, "path is a folder");
+
+        let locked = dir.path().join("read-only");
+        std::fs::create_dir(&locked).unwrap();
+        set_mode(&locked, 0o500);
+        // Permissions do not bind a privileged user; the case only means something without them.
+        if std::fs::write(locked.join("probe"), "x").is_err() {
+            assert_refuses(bin, &locked.join("clawboo.db"), "unwritable folder");
+        }
+        set_mode(&locked, 0o700);
+    }
+}
+
+#[cfg(unix)]
+fn set_mode(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
