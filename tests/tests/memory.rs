@@ -9,7 +9,7 @@ use std::net::TcpListener;
 use std::path::Path;
 use std::process::Command;
 
-use clawboo_tests::{Server, TempDir, bin_path};
+use clawboo_tests::{Rng, Server, TempDir, bin_path};
 use serde_json::{Value, json};
 
 const BIN: &str = "clawboo-mcp-memory";
@@ -242,16 +242,8 @@ fn a_bound_scope_from_the_environment_ignores_contrary_arguments() {
     assert!(browse(&mut teamless, json!({"scopeTeamId": "team-A"})).is_empty());
 }
 
-/// xorshift64: a small deterministic generator, so a failing case can be replayed.
-struct Rng(u64);
-
-impl Rng {
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        items[(self.0 % items.len() as u64) as usize]
-    }
+fn pick<'a>(rng: &mut Rng, items: &[&'a str]) -> &'a str {
+    items[rng.below(items.len())]
 }
 
 /// Whether a fact tagged (team, agent) is visible to a reader with (team, agent): seed 004's rule.
@@ -268,11 +260,11 @@ fn no_query_ever_returns_another_teams_or_another_agents_private_fact() {
     let teams = ["", "team-a", "team-b", "team-c"];
     let agents = ["", "agent-1", "agent-2"];
     let words = ["alpha", "beta", "gamma"];
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut rng = Rng::new(0x5C0FE);
     let mut tagged = std::collections::HashMap::new();
     for i in 0..60 {
-        let (team, agent) = (rng.pick(&teams), rng.pick(&agents));
-        let content = format!("{} {} fact {i}", rng.pick(&words), rng.pick(&words));
+        let (team, agent) = (pick(&mut rng, &teams), pick(&mut rng, &agents));
+        let content = format!("{} {} fact {i}", pick(&mut rng, &words), pick(&mut rng, &words));
         let saved = save(
             &mut server,
             json!({"title": format!("fact {i}"), "content": content, "scopeTeamId": team, "scopeAgentId": agent}),
@@ -283,11 +275,11 @@ fn no_query_ever_returns_another_teams_or_another_agents_private_fact() {
         );
     }
     for _ in 0..80 {
-        let reader = (rng.pick(&teams), rng.pick(&agents));
+        let reader = (pick(&mut rng, &teams), pick(&mut rng, &agents));
         let mut args = json!({"scopeTeamId": reader.0, "scopeAgentId": reader.1});
-        let is_search = rng.pick(&["search", "browse"]) == "search";
+        let is_search = pick(&mut rng, &["search", "browse"]) == "search";
         let results = if is_search {
-            args["query"] = json!(rng.pick(&words));
+            args["query"] = json!(pick(&mut rng, &words));
             args["limit"] = json!(100);
             search(&mut server, args)
         } else {
@@ -336,14 +328,9 @@ fn procedure_versions_stay_unique_with_eight_racing_processes() {
     }
     let mut versions = Vec::new();
     for (server, ids) in servers.iter_mut().zip(requests) {
-        let mut pending: BTreeSet<u64> = ids.into_iter().collect();
-        while !pending.is_empty() {
-            let message = server.read_message();
-            let Some(id) = message["id"].as_u64().filter(|id| pending.remove(id)) else {
-                continue;
-            };
-            let reply = Server::tool_reply(message);
-            assert!(!reply.is_error, "call {id}: {}", reply.text());
+        for response in server.wait_responses(&ids) {
+            let reply = Server::tool_reply(response);
+            assert!(!reply.is_error, "{}", reply.text());
             versions.push(reply.json()["procedure"]["version"].as_i64().unwrap());
         }
     }

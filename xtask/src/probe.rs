@@ -51,7 +51,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         "release"
     };
     build_bins(profile)?;
-    probe_bins(|bin| bin_path(bin))
+    probe_bins(bin_path)
 }
 
 /// Probes the four bins found by `locate`: one line each; an error listing every mismatch.

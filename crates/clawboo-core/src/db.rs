@@ -41,6 +41,12 @@ pub enum DbError {
         /// Why.
         source: std::io::Error,
     },
+    /// Something that is not a folder stands where the database's folder should be.
+    #[error("cannot use {path} as the database folder: it is a file, not a folder")]
+    NotAFolder {
+        /// The path.
+        path: PathBuf,
+    },
     /// The file could not be opened or prepared as a Clawboo database.
     #[error("cannot open the database {path}: {source}")]
     Open {
@@ -234,6 +240,11 @@ impl Db {
     /// pragmas and brings the schema up to date.
     pub fn open(path: &Path) -> Result<Self, DbError> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            if parent.exists() && !parent.is_dir() {
+                return Err(DbError::NotAFolder {
+                    path: parent.to_path_buf(),
+                });
+            }
             std::fs::create_dir_all(parent).map_err(|source| DbError::CreateFolder {
                 path: parent.to_path_buf(),
                 source,
@@ -278,6 +289,18 @@ impl Db {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_where_the_folder_should_be_is_named_as_such() {
+        let dir = std::env::temp_dir().join(format!("clawboo-db-not-a-folder-{}", new_id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("plain-file");
+        std::fs::write(&file, "x").unwrap();
+        let err = Db::open(&file.join("clawboo.db")).unwrap_err();
+        assert!(matches!(&err, DbError::NotAFolder { path } if *path == file), "{err}");
+        assert!(err.to_string().contains("it is a file, not a folder"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn env_path_is_trimmed_and_blank_means_unset() {
