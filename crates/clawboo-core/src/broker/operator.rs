@@ -27,15 +27,30 @@ use crate::db::{Db, default_db_path};
 /// The `--help` lines of the operator commands for `bin`.
 pub fn usage(bin: &str) -> String {
     [
-        "tools [--json]                      the tools with their risk, availability and diagnostics",
-        "approvals [--json]                  the pending approval queue, newest first",
-        "approve ID [--always] [--json]      let a waiting call run (--always: stop asking this agent for this tool)",
-        "deny ID [--json]                    refuse a waiting call",
-        "audit [--tool NAME] [--limit N] [--json]\n        the tool-call audit log, newest first (default 100 rows)",
-        "enable TOOL | disable TOOL [--json] switch calls to a tool on or off",
+        (
+            "tools [--json]",
+            "the tools with their risk, availability and diagnostics",
+        ),
+        (
+            "approvals [--json]",
+            "the pending approval queue, newest first",
+        ),
+        (
+            "approve ID [--always] [--json]",
+            "let a waiting call run (--always: stop asking this agent for this tool)",
+        ),
+        ("deny ID [--json]", "refuse a waiting call"),
+        (
+            "audit [--tool NAME] [--limit N] [--json]",
+            "the tool-call audit log, newest first (default 100 rows)",
+        ),
+        (
+            "enable TOOL | disable TOOL [--json]",
+            "switch calls to a tool on or off",
+        ),
     ]
     .iter()
-    .map(|line| format!("    {bin} {line}\n"))
+    .map(|(command, meaning)| format!("    {bin} {command}\n        {meaning}\n"))
     .collect()
 }
 
