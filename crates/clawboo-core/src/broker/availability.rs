@@ -119,16 +119,21 @@ impl AvailabilityContext {
                 }
                 met
             }
-            Requirement::AllOf(children) => children
-                .iter()
-                .map(|c| self.check(c, diagnostics))
-                .fold(true, |all, met| all && met),
+            Requirement::AllOf(children) => {
+                // Every child is checked (no short circuit), so each unmet one is reported.
+                let met: Vec<bool> = children
+                    .iter()
+                    .map(|c| self.check(c, diagnostics))
+                    .collect();
+                met.into_iter().all(|m| m)
+            }
             Requirement::AnyOf(children) => {
                 let mut scratch = Vec::new();
-                let met = children
+                let met: Vec<bool> = children
                     .iter()
                     .map(|c| self.check(c, &mut scratch))
-                    .fold(false, |any, met| any || met);
+                    .collect();
+                let met = met.into_iter().any(|m| m);
                 if !met {
                     diagnostics.extend(scratch);
                 }

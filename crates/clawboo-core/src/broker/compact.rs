@@ -435,7 +435,7 @@ mod tests {
     #[test]
     fn a_rule_that_would_drop_an_error_line_returns_the_original() {
         let mut text = String::from("On branch main\n");
-        text.push_str(&"fatal: could not read from remote repository\n".repeat(1));
+        text.push_str("fatal: could not read from remote repository\n");
         text.push_str(&"\tsome/file.rs\n".repeat(60));
         let out = compact(&text);
         assert_eq!(out.stats.rule, "failure-preserve-fallback");
