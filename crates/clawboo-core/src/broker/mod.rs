@@ -7,7 +7,7 @@
 //! that resolve approvals.
 //!
 //! Guarantees: a call that is denied never reaches its executor and never prompts a person; every
-//! call that reaches a gate leaves a `before` audit row and every executed call an `after` row,
+//! call that reaches the broker leaves a `before` audit row and every executed call an `after` row,
 //! both scrubbed of secrets and size-bounded; an approval that times out or expires is marked
 //! `expired` in its row, never left `pending`; an `allow_always` grant is remembered per agent and
 //! tool.

@@ -245,17 +245,10 @@ impl Broker {
         let observed = would_deny(observations);
         let grant = approvals::standing_grant(&self.db.conn(), name, actor)?;
         if let Some(grant) = grant {
-            let note = [
-                Some(format!(
-                    "standing approval: allow_always (approval {})",
-                    grant.id
-                )),
-                observed,
-            ]
-            .into_iter()
-            .flatten()
-            .collect::<Vec<_>>()
-            .join("; ");
+            let mut note = format!("standing approval: allow_always (approval {})", grant.id);
+            if let Some(observed) = observed {
+                note = format!("{note}; {observed}");
+            }
             self.log_before(name, actor, Logged::Allow, args, Some(&note))?;
             return self.execute(tool, args, actor);
         }
