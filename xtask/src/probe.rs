@@ -16,7 +16,7 @@ use clawboo_tests::{Server, TempDir, bin_path, workspace_root};
 pub const EXPECTED: [(&str, &str, usize); 4] = [
     ("clawboo-mcp-tasks", "clawboo-tasks", 12),
     ("clawboo-mcp-memory", "clawboo-memory", 3),
-    ("clawboo-mcp-tools", "clawboo-tools", 0),
+    ("clawboo-mcp-tools", "clawboo-tools", 3),
     ("clawboo-mcp-teamchat", "clawboo-teamchat", 2),
 ];
 

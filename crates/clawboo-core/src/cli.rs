@@ -35,10 +35,10 @@ pub fn env_value(name: &str) -> Option<String> {
         .filter(|v| !v.is_empty())
 }
 
-fn help_text(info: &BinInfo) -> String {
+fn help_text(info: &BinInfo, commands_usage: &str) -> String {
     format!(
         "{bin} {SERVER_VERSION}\n{summary}\n\n\
-         USAGE:\n    {bin}              serve MCP over stdio (newline-delimited JSON-RPC)\n    \
+         USAGE:\n    {bin}              serve MCP over stdio (newline-delimited JSON-RPC)\n{commands_usage}    \
          {bin} attach --runtime claude-code|codex|openclaw [--transport stdio|http]\n        \
          [--db PATH] [--team T] [--agent A] [--tenant X] [--bin PATH] [--http-base URL] [--json]\n        \
          print the config that plugs this server into a client (bound when --team/--agent are given)\n    \
@@ -53,10 +53,16 @@ fn help_text(info: &BinInfo) -> String {
 
 /// Handles `--help` / `--version`; `Some(code)` means the bin should exit with it.
 pub fn handle_flags(info: &BinInfo, args: &[String]) -> Option<ExitCode> {
+    handle_flags_with(info, "", args)
+}
+
+/// [`handle_flags`] for a bin whose `--help` also lists `commands_usage` (operator subcommands,
+/// one indented line each).
+fn handle_flags_with(info: &BinInfo, commands_usage: &str, args: &[String]) -> Option<ExitCode> {
     match args.first().map(String::as_str) {
         None => None,
         Some("-h" | "--help" | "help") => {
-            print!("{}", help_text(info));
+            print!("{}", help_text(info, commands_usage));
             Some(ExitCode::SUCCESS)
         }
         Some("-V" | "--version") => {
@@ -185,8 +191,27 @@ where
     S: Send + Sync + 'static,
     F: FnOnce(Db) -> Server<S>,
 {
+    run_with_commands(info, "", |_| None, build)
+}
+
+/// [`run`] for a bin that also has operator subcommands: `commands` sees the arguments first and
+/// returns `Some(code)` when it ran one; `commands_usage` lines are added to `--help`.
+pub fn run_with_commands<S, F, C>(
+    info: &BinInfo,
+    commands_usage: &str,
+    commands: C,
+    build: F,
+) -> ExitCode
+where
+    S: Send + Sync + 'static,
+    F: FnOnce(Db) -> Server<S>,
+    C: FnOnce(&[String]) -> Option<ExitCode>,
+{
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if let Some(code) = handle_flags(info, &args) {
+    if let Some(code) = commands(&args) {
+        return code;
+    }
+    if let Some(code) = handle_flags_with(info, commands_usage, &args) {
         return code;
     }
     match open_db(info) {

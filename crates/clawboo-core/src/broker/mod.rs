@@ -1,9 +1,91 @@
-//! The tool broker: registry, inspectors, approvals, audit (lands with the tools issue).
+//! The tool broker: the four builtin tools, who may see them, and the one path every call takes
+//! (gates → inspector chain → human approval in the database → executor → compaction → audit).
+//!
+//! Owns: the `tool_call_audit`, `tool_call_approvals`, `tool_registry` and `tool_notes` tables (the
+//! reference's DDL and column names, plus the notes the `note` tool keeps), the builtin registry,
+//! availability, the inspectors, output compaction, the Tavily client and the operator commands
+//! that resolve approvals.
+//!
+//! Guarantees: a call that is denied never reaches its executor and never prompts a person; every
+//! call that reaches the broker leaves a `before` audit row and every executed call an `after` row,
+//! both scrubbed of secrets and size-bounded; an approval that times out or expires is marked
+//! `expired` in its row, never left `pending`; an `allow_always` grant is remembered per agent and
+//! tool.
+//!
+//! Must never: know MCP (the tools server maps outcomes onto results); write unscrubbed arguments
+//! or results anywhere; actually delete anything (`delete_path` is a demonstration).
+
+pub mod approvals;
+pub mod audit;
+pub mod availability;
+pub mod builtins;
+pub mod compact;
+pub mod inspect;
+pub mod notes;
+pub mod operator;
+mod pipeline;
+pub mod registry;
+pub mod search;
+mod summary;
+
+pub use pipeline::{ApprovalTimings, Broker, BrokerError, CallContext, Outcome};
 
 use crate::db::SchemaPart;
 
-/// The broker's schema.
+/// The broker's schema, compatible with the reference implementation's tables.
 pub const SCHEMA: SchemaPart = SchemaPart {
     component: "broker",
-    steps: &[],
+    steps: &["
+CREATE TABLE IF NOT EXISTS tool_call_audit (
+    id TEXT PRIMARY KEY,
+    tool_name TEXT NOT NULL,
+    agent_id TEXT,
+    phase TEXT NOT NULL,
+    decision TEXT,
+    args_summary TEXT,
+    result_summary TEXT,
+    is_error INTEGER NOT NULL DEFAULT 0,
+    tenant_id TEXT,
+    created_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idx_tool_audit_tool ON tool_call_audit (tool_name);
+CREATE INDEX IF NOT EXISTS idx_tool_audit_created ON tool_call_audit (created_at);
+CREATE TABLE IF NOT EXISTS tool_call_approvals (
+    id TEXT PRIMARY KEY,
+    tool_name TEXT NOT NULL,
+    agent_id TEXT,
+    args_summary TEXT,
+    reason TEXT,
+    status TEXT NOT NULL DEFAULT 'pending',
+    task_id TEXT,
+    tenant_id TEXT,
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    resolved_at INTEGER
+);
+CREATE INDEX IF NOT EXISTS idx_tool_approvals_status ON tool_call_approvals (status);
+CREATE INDEX IF NOT EXISTS idx_tool_approvals_created ON tool_call_approvals (created_at);
+CREATE TABLE IF NOT EXISTS tool_registry (
+    name TEXT PRIMARY KEY,
+    description TEXT NOT NULL,
+    input_schema TEXT,
+    availability TEXT,
+    owner TEXT NOT NULL DEFAULT 'core',
+    provenance_signer_id TEXT,
+    provenance_signature TEXT,
+    provenance_signed_at INTEGER,
+    enabled INTEGER NOT NULL DEFAULT 1,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idx_tool_registry_owner ON tool_registry (owner);
+CREATE TABLE IF NOT EXISTS tool_notes (
+    id TEXT PRIMARY KEY,
+    agent_id TEXT,
+    tenant_id TEXT,
+    body TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idx_tool_notes_created ON tool_notes (created_at);
+"],
 };

@@ -1,13 +1,164 @@
-//! The tools server (`clawboo-tools`): its tools land with their own issue; until then it serves an
-//! empty tool list.
+//! The tools server (`clawboo-tools`): the broker's builtin tools as MCP tools. Unlike the other
+//! servers its list depends on what is configured: only tools whose availability is met when the
+//! server is built are listed (`web_search` needs `TAVILY_API_KEY`), so a model cannot call what
+//! it was never shown; a hidden tool called anyway is an unknown tool.
+//!
+//! Owns: the mapping of broker outcomes onto results (a policy refusal is `isError: true` with the
+//! typed reason in `_meta.denied`; a compacted output says so in a second text block) and the
+//! environment the bin reads ([`ToolsConfig::from_env`]). Guarantees: every listed call goes
+//! through [`Broker::call`]; a call waiting for a person blocks only itself (handlers run on the
+//! blocking pool).
+//!
+//! Must never: run a tool other than through the broker, or touch SQL.
 
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::broker::availability::AvailabilityContext;
+use crate::broker::builtins::{Builtin, DeletePathArgs, EchoArgs, NoteArgs, WebSearchArgs};
+use crate::broker::compact::CompactionStats;
+use crate::broker::{ApprovalTimings, Broker, BrokerError, CallContext, Outcome};
 use crate::db::Db;
-use crate::mcp::Server;
+use crate::mcp::{DomainError, Reply, Server, Tool, ToolError, ToolResult};
 
 /// The server's `serverInfo.name`.
 pub const SERVER_NAME: &str = "clawboo-tools";
 
-/// The server over `db`.
-pub fn build(db: Db) -> Server<Db> {
-    Server::builder(SERVER_NAME, db).build()
+/// The variable naming the calling agent (`allow_always` grants are remembered for it).
+pub const AGENT_ID_ENV: &str = "CLAWBOO_AGENT_ID";
+
+/// The variable naming the tenant.
+pub const TENANT_ID_ENV: &str = "CLAWBOO_TENANT_ID";
+
+/// The variable listing tools this caller may not use (comma-separated).
+pub const BLOCKLIST_ENV: &str = "CLAWBOO_TOOL_BLOCKLIST";
+
+impl DomainError for BrokerError {}
+
+/// How the server is set up.
+#[derive(Debug, Clone, Default)]
+pub struct ToolsConfig {
+    /// The environment availability and the executors read.
+    pub env: AvailabilityContext,
+    /// Approval timing.
+    pub timings: ApprovalTimings,
+    /// Who is calling.
+    pub caller: CallContext,
 }
+
+impl ToolsConfig {
+    /// The configuration in this process's environment.
+    pub fn from_env() -> Self {
+        Self::from(AvailabilityContext::process())
+    }
+}
+
+impl From<AvailabilityContext> for ToolsConfig {
+    /// The configuration `env` describes: timings, agent, tenant and blocklist.
+    fn from(env: AvailabilityContext) -> Self {
+        let blocklist = env
+            .env(BLOCKLIST_ENV)
+            .map(|list| {
+                list.split(',')
+                    .map(str::trim)
+                    .filter(|name| !name.is_empty())
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default();
+        Self {
+            timings: ApprovalTimings::from_env(&env),
+            caller: CallContext {
+                agent_id: env.env(AGENT_ID_ENV),
+                tenant_id: env.env(TENANT_ID_ENV),
+                blocklist,
+            },
+            env,
+        }
+    }
+}
+
+/// The state behind the tools: the broker and who is calling through it.
+pub struct ToolsState {
+    broker: Broker,
+    caller: CallContext,
+}
+
+impl ToolsState {
+    /// The broker.
+    pub fn broker(&self) -> &Broker {
+        &self.broker
+    }
+}
+
+fn compaction_note(stats: &CompactionStats) -> String {
+    format!(
+        "[output compacted by {}: {} bytes \u{2192} {} bytes; the rest is not available]",
+        stats.rule, stats.original_bytes, stats.compacted_bytes
+    )
+}
+
+/// A broker outcome as an MCP result.
+fn to_result(outcome: Outcome) -> ToolResult {
+    let note = outcome.compaction.as_ref().map(compaction_note);
+    if let Some(reason) = outcome.denied {
+        return Err(ToolError::denied(outcome.output, reason));
+    }
+    if outcome.is_error {
+        let message = match note {
+            Some(note) => format!("{}\n\n{note}", outcome.output),
+            None => outcome.output,
+        };
+        return Err(ToolError::new(message));
+    }
+    let reply = Reply::text(outcome.output);
+    Ok(match note {
+        Some(note) => reply.with_block(note),
+        None => reply,
+    })
+}
+
+/// The MCP tool for `tool`, whose arguments deserialize into `A`.
+fn brokered<A>(tool: Builtin) -> Tool<ToolsState>
+where
+    A: Serialize + DeserializeOwned + JsonSchema,
+{
+    Tool::new(
+        tool.name(),
+        tool.description(),
+        move |state: &ToolsState, args: A| {
+            let args = serde_json::to_value(&args).map_err(ToolError::invalid_args)?;
+            tool.parse(&args).map_err(ToolError::invalid_args)?;
+            to_result(state.broker.call(tool.name(), &args, &state.caller)?)
+        },
+    )
+}
+
+/// Builds the tools server over `db`, listing the builtins available under `config.env`.
+pub fn build(db: Db, config: ToolsConfig) -> Server<ToolsState> {
+    let broker = Broker::start(db, config.env, config.timings);
+    let visible: Vec<Builtin> = Builtin::ALL
+        .into_iter()
+        .filter(|tool| broker.availability(*tool).visible)
+        .collect();
+    let state = ToolsState {
+        broker,
+        caller: config.caller,
+    };
+    let mut builder = Server::builder(SERVER_NAME, state).instructions(
+        "Every call goes through the Clawboo tool broker: inspected, audited, and for destructive or external tools held until a person approves it. A refusal is an error result whose reason is in _meta.denied; do not retry a denied call unchanged.",
+    );
+    for tool in visible {
+        builder = builder.tool(match tool {
+            Builtin::Echo => brokered::<EchoArgs>(tool),
+            Builtin::Note => brokered::<NoteArgs>(tool),
+            Builtin::WebSearch => brokered::<WebSearchArgs>(tool),
+            Builtin::DeletePath => brokered::<DeletePathArgs>(tool),
+        });
+    }
+    builder.build()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,236 @@
+//! The tool-call audit log: the `tool_call_audit` table, append-only.
+//!
+//! Owns: every read and write of `tool_call_audit`. Guarantees: what is written is already
+//! scrubbed and bounded (arguments as a scrubbed JSON summary of at most 4000 characters, results
+//! as scrubbed text of at most 8000); rows come back newest first, and of two rows written in the
+//! same millisecond the later one first. Must never: update or delete a row; store raw arguments.
+
+use rusqlite::{Connection, Row, params};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::summary;
+use crate::db::{new_id, now_ms};
+
+/// The rows a listing returns when the caller sets no limit.
+pub const DEFAULT_LIMIT: u32 = 100;
+
+/// What the gates decided, as recorded on a `before` row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// The call ran unattended.
+    Allow,
+    /// A gate refused it.
+    Deny,
+    /// It waited for a person.
+    RequireApproval,
+    /// It ran, and an inspector noted something it would deny on a riskier tool.
+    Observe,
+}
+
+impl Decision {
+    /// The stored value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Allow => "allow",
+            Decision::Deny => "deny",
+            Decision::RequireApproval => "require_approval",
+            Decision::Observe => "observe",
+        }
+    }
+}
+
+/// Who made the call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Actor<'a> {
+    /// The calling agent, if known.
+    pub agent_id: Option<&'a str>,
+    /// The tenant, if known.
+    pub tenant_id: Option<&'a str>,
+}
+
+/// One audit row, as the REST surface shows it (camelCase; `isError` is 0 or 1).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuditRow {
+    /// Row id (UUID v4).
+    pub id: String,
+    /// The tool called (even an unknown name).
+    pub tool_name: String,
+    /// The calling agent.
+    pub agent_id: Option<String>,
+    /// `before` or `after`.
+    pub phase: String,
+    /// On `before` rows: `allow`, `deny`, `require_approval` or `observe`.
+    pub decision: Option<String>,
+    /// On `before` rows: the scrubbed arguments.
+    pub args_summary: Option<String>,
+    /// On `after` rows the scrubbed result; on `before` rows a note (`would-deny: …`).
+    pub result_summary: Option<String>,
+    /// 1 when the executor failed.
+    pub is_error: i64,
+    /// The tenant.
+    pub tenant_id: Option<String>,
+    /// Milliseconds since the epoch.
+    pub created_at: i64,
+}
+
+fn from_row(row: &Row<'_>) -> rusqlite::Result<AuditRow> {
+    Ok(AuditRow {
+        id: row.get(0)?,
+        tool_name: row.get(1)?,
+        agent_id: row.get(2)?,
+        phase: row.get(3)?,
+        decision: row.get(4)?,
+        args_summary: row.get(5)?,
+        result_summary: row.get(6)?,
+        is_error: row.get(7)?,
+        tenant_id: row.get(8)?,
+        created_at: row.get(9)?,
+    })
+}
+
+/// Records the gates' decision on a call, before anything runs.
+pub fn write_before(
+    conn: &Connection,
+    tool_name: &str,
+    actor: Actor<'_>,
+    decision: Decision,
+    args: &Value,
+    note: Option<&str>,
+) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO tool_call_audit (id, tool_name, agent_id, phase, decision, args_summary,
+             result_summary, is_error, tenant_id, created_at)
+         VALUES (?1, ?2, ?3, 'before', ?4, ?5, ?6, 0, ?7, ?8)",
+        params![
+            new_id(),
+            tool_name,
+            actor.agent_id,
+            decision.as_str(),
+            summary::args_summary(args),
+            note.map(summary::result_summary),
+            actor.tenant_id,
+            now_ms()
+        ],
+    )?;
+    Ok(())
+}
+
+/// Records what an executed call returned (after compaction).
+pub fn write_after(
+    conn: &Connection,
+    tool_name: &str,
+    actor: Actor<'_>,
+    output: &str,
+    is_error: bool,
+) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO tool_call_audit (id, tool_name, agent_id, phase, decision, args_summary,
+             result_summary, is_error, tenant_id, created_at)
+         VALUES (?1, ?2, ?3, 'after', NULL, NULL, ?4, ?5, ?6, ?7)",
+        params![
+            new_id(),
+            tool_name,
+            actor.agent_id,
+            summary::result_summary(output),
+            i64::from(is_error),
+            actor.tenant_id,
+            now_ms()
+        ],
+    )?;
+    Ok(())
+}
+
+/// Up to `limit` rows, newest first, of one tool (exact name) or of all.
+pub fn list(
+    conn: &Connection,
+    tool_name: Option<&str>,
+    limit: u32,
+) -> rusqlite::Result<Vec<AuditRow>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, tool_name, agent_id, phase, decision, args_summary, result_summary, is_error,
+                tenant_id, created_at
+         FROM tool_call_audit
+         WHERE ?1 IS NULL OR tool_name = ?1
+         ORDER BY created_at DESC, rowid DESC
+         LIMIT ?2",
+    )?;
+    stmt.query_map(params![tool_name, i64::from(limit)], from_row)?
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::Db;
+    use serde_json::json;
+
+    #[test]
+    fn rows_are_scrubbed_and_listed_newest_first_with_a_filter() {
+        let db = Db::open_in_memory().unwrap();
+        let conn = db.conn();
+        let actor = Actor {
+            agent_id: Some("a1"),
+            tenant_id: None,
+        };
+        let args = json!({"message": "key sk-abcdef1234567890"});
+        write_before(&conn, "echo", actor, Decision::Allow, &args, None).unwrap();
+        write_after(&conn, "echo", actor, "key sk-abcdef1234567890", false).unwrap();
+        write_before(
+            &conn,
+            "nope",
+            Actor::default(),
+            Decision::Deny,
+            &json!({}),
+            None,
+        )
+        .unwrap();
+        let echo = list(&conn, Some("echo"), DEFAULT_LIMIT).unwrap();
+        assert_eq!(echo.len(), 2);
+        assert_eq!(echo[0].phase, "after");
+        assert_eq!(echo[0].result_summary.as_deref(), Some("key [REDACTED]"));
+        assert_eq!(echo[0].decision, None);
+        assert_eq!(echo[1].phase, "before");
+        assert_eq!(echo[1].decision.as_deref(), Some("allow"));
+        assert_eq!(
+            echo[1].args_summary.as_deref(),
+            Some(r#"{"message":"key [REDACTED]"}"#)
+        );
+        assert_eq!(echo[1].agent_id.as_deref(), Some("a1"));
+        assert_eq!(list(&conn, None, DEFAULT_LIMIT).unwrap().len(), 3);
+        assert_eq!(list(&conn, None, 1).unwrap()[0].tool_name, "nope");
+        assert!(list(&conn, None, 0).unwrap().is_empty());
+    }
+
+    #[test]
+    fn the_rest_shape_is_camel_case_with_integer_is_error() {
+        let db = Db::open_in_memory().unwrap();
+        let conn = db.conn();
+        write_after(&conn, "echo", Actor::default(), "boom", true).unwrap();
+        let row = serde_json::to_value(&list(&conn, None, 1).unwrap()[0]).unwrap();
+        let keys: Vec<&str> = row
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "id",
+                "toolName",
+                "agentId",
+                "phase",
+                "decision",
+                "argsSummary",
+                "resultSummary",
+                "isError",
+                "tenantId",
+                "createdAt"
+            ]
+        );
+        assert_eq!(row["isError"], 1);
+        assert_eq!(row["agentId"], Value::Null);
+    }
+}
