@@ -88,6 +88,7 @@ fn binding_variables_follow_the_server() {
     };
     assert_eq!(env_of("clawboo-mcp-tasks")["CLAWBOO_SCOPE_TEAM_ID"], "tm1");
     assert_eq!(env_of("clawboo-mcp-memory")["CLAWBOO_SCOPE_AGENT_ID"], "a1");
+    assert_eq!(env_of("clawboo-mcp-tools")["CLAWBOO_SCOPE_AGENT_ID"], "a1");
     assert_eq!(
         env_of("clawboo-mcp-teamchat")["CLAWBOO_ROOM_TEAM_ID"],
         "tm1"

@@ -264,7 +264,11 @@ fn no_query_ever_returns_another_teams_or_another_agents_private_fact() {
     let mut tagged = std::collections::HashMap::new();
     for i in 0..60 {
         let (team, agent) = (pick(&mut rng, &teams), pick(&mut rng, &agents));
-        let content = format!("{} {} fact {i}", pick(&mut rng, &words), pick(&mut rng, &words));
+        let content = format!(
+            "{} {} fact {i}",
+            pick(&mut rng, &words),
+            pick(&mut rng, &words)
+        );
         let saved = save(
             &mut server,
             json!({"title": format!("fact {i}"), "content": content, "scopeTeamId": team, "scopeAgentId": agent}),

@@ -237,7 +237,11 @@ fn an_unanswered_request_times_out_and_is_marked_expired() {
 fn allow_always_is_honoured_on_the_next_call_by_the_same_agent_only() {
     let dir = TempDir::new("tools-always");
     let db = dir.db_path();
-    let mut agent_a = Server::spawn(BIN, &db, &[FAST_POLL, ("CLAWBOO_AGENT_ID", "agent-a")]);
+    let mut agent_a = Server::spawn(
+        BIN,
+        &db,
+        &[FAST_POLL, ("CLAWBOO_SCOPE_AGENT_ID", "agent-a")],
+    );
     let call = agent_a.send_request(
         "tools/call",
         json!({"name": "delete_path", "arguments": {"path": "/tmp/one"}}),
@@ -279,7 +283,7 @@ fn allow_always_is_honoured_on_the_next_call_by_the_same_agent_only() {
         &db,
         &[
             FAST_POLL,
-            ("CLAWBOO_AGENT_ID", "agent-b"),
+            ("CLAWBOO_SCOPE_AGENT_ID", "agent-b"),
             ("CLAWBOO_TOOL_APPROVAL_TIMEOUT_MS", "300"),
         ],
     );

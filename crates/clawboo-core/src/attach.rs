@@ -177,7 +177,10 @@ pub fn binding_env(server: ServerKind, scope: &Scope) -> Vec<(&'static str, Stri
             ("CLAWBOO_SCOPE_AGENT_ID", agent),
             ("CLAWBOO_SCOPE_TENANT_ID", tenant),
         ],
-        ServerKind::Tools => vec![("CLAWBOO_SCOPE_AGENT_ID", agent)],
+        ServerKind::Tools => vec![
+            ("CLAWBOO_SCOPE_AGENT_ID", agent),
+            ("CLAWBOO_SCOPE_TENANT_ID", tenant),
+        ],
         ServerKind::Teamchat if team.is_some() && agent.is_some() => vec![
             ("CLAWBOO_ROOM_TEAM_ID", team),
             ("CLAWBOO_AUTHOR_AGENT_ID", agent),

@@ -297,7 +297,10 @@ mod tests {
         let file = dir.join("plain-file");
         std::fs::write(&file, "x").unwrap();
         let err = Db::open(&file.join("clawboo.db")).unwrap_err();
-        assert!(matches!(&err, DbError::NotAFolder { path } if *path == file), "{err}");
+        assert!(
+            matches!(&err, DbError::NotAFolder { path } if *path == file),
+            "{err}"
+        );
         assert!(err.to_string().contains("it is a file, not a folder"));
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -12,8 +12,8 @@ const INFO: BinInfo = BinInfo {
     summary: "The Clawboo tool broker as MCP tools: inspected, approved by a person when risky, audited.",
     env_help: "    TAVILY_API_KEY                     enables web_search (Tavily); unset, the tool is not listed\n    \
                CLAWBOO_TAVILY_URL                 Tavily's base address (default https://api.tavily.com)\n    \
-               CLAWBOO_AGENT_ID                   the calling agent: audit rows name it, allow_always grants stick to it\n    \
-               CLAWBOO_TENANT_ID                  the tenant recorded on audit and approval rows\n    \
+               CLAWBOO_SCOPE_AGENT_ID             the calling agent: audit rows name it, allow_always grants stick to it\n    \
+               CLAWBOO_SCOPE_TENANT_ID            the tenant recorded on audit and approval rows\n    \
                CLAWBOO_TOOL_BLOCKLIST             comma-separated tools this caller may not use\n    \
                CLAWBOO_TOOL_APPROVAL_TIMEOUT_MS   how long a call waits for a person (default 120000)\n    \
                CLAWBOO_TOOL_APPROVAL_TTL_MS       how long an approval request stays open (default 300000)\n    \

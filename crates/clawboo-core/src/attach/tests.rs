@@ -171,7 +171,10 @@ fn each_server_gets_its_own_binding_variables() {
             "CLAWBOO_SCOPE_TENANT_ID"
         ]
     );
-    assert_eq!(names(ServerKind::Tools), ["CLAWBOO_SCOPE_AGENT_ID"]);
+    assert_eq!(
+        names(ServerKind::Tools),
+        ["CLAWBOO_SCOPE_AGENT_ID", "CLAWBOO_SCOPE_TENANT_ID"]
+    );
     assert_eq!(
         names(ServerKind::Teamchat),
         ["CLAWBOO_ROOM_TEAM_ID", "CLAWBOO_AUTHOR_AGENT_ID"]

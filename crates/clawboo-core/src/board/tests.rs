@@ -257,7 +257,8 @@ fn board_indexes_and_foreign_keys_match_the_reference() {
     assert_eq!(foreign_keys("task_comments"), [fk("task_id")]);
     let triggers: i64 = conn
         .query_row(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'",
+            "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'
+             AND tbl_name IN ('tasks', 'task_deps', 'task_comments')",
             [],
             |r| r.get(0),
         )

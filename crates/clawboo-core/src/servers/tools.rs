@@ -26,10 +26,10 @@ use crate::mcp::{DomainError, Reply, Server, Tool, ToolError, ToolResult};
 pub const SERVER_NAME: &str = "clawboo-tools";
 
 /// The variable naming the calling agent (`allow_always` grants are remembered for it).
-pub const AGENT_ID_ENV: &str = "CLAWBOO_AGENT_ID";
+pub const AGENT_ID_ENV: &str = "CLAWBOO_SCOPE_AGENT_ID";
 
 /// The variable naming the tenant.
-pub const TENANT_ID_ENV: &str = "CLAWBOO_TENANT_ID";
+pub const TENANT_ID_ENV: &str = "CLAWBOO_SCOPE_TENANT_ID";
 
 /// The variable listing tools this caller may not use (comma-separated).
 pub const BLOCKLIST_ENV: &str = "CLAWBOO_TOOL_BLOCKLIST";

@@ -137,7 +137,7 @@ fn an_approved_destructive_call_completes_and_a_denied_one_carries_approval_deny
 #[test]
 fn the_environment_configures_caller_timings_and_blocklist() {
     let config = ToolsConfig::from(AvailabilityContext::with_env([
-        ("CLAWBOO_AGENT_ID", " agent-7 "),
+        ("CLAWBOO_SCOPE_AGENT_ID", " agent-7 "),
         ("CLAWBOO_TOOL_BLOCKLIST", "echo, note,,"),
         ("CLAWBOO_TOOL_APPROVAL_TIMEOUT_MS", "1500"),
         ("CLAWBOO_TOOL_APPROVAL_TTL_MS", "not-a-number"),
