@@ -223,7 +223,7 @@ fn measure(
             }
         }
     }
-    let mut medians = samples.into_iter().map(|s| median(s));
+    let mut medians = samples.into_iter().map(median);
     let ours = medians.next().flatten();
     eprintln!(
         "  {name}: {}",
@@ -243,7 +243,7 @@ fn median(mut values: Vec<f64>) -> Option<f64> {
     }
     values.sort_by(f64::total_cmp);
     let mid = values.len() / 2;
-    Some(if values.len() % 2 == 0 {
+    Some(if values.len().is_multiple_of(2) {
         (values[mid - 1] + values[mid]) / 2.0
     } else {
         values[mid]
