@@ -1194,6 +1194,13 @@ fn protocol_errors_get_json_rpc_errors_and_the_server_keeps_serving() {
     }
     let unknown = b.server.request("tasks/frobnicate", json!({}));
     assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    let not_an_object = b.server.request(
+        "tools/call",
+        json!({"name": "list_tasks", "arguments": "str"}),
+    );
+    assert_eq!(not_an_object["error"]["code"], -32602, "{not_an_object}");
+    let nameless = b.server.request("tools/call", json!({"arguments": {}}));
+    assert_eq!(nameless["error"]["code"], -32602, "{nameless}");
     b.server
         .send_line(r#"{"jsonrpc":"2.0","id":"text-id","method":"tools/list"}"#);
     let listed = b.server.read_message();

@@ -2,7 +2,9 @@
 //!
 //! Owns: the pumps between the process's standard streams and rmcp, and shutdown.
 //! Guarantees: stdout carries only JSON-RPC messages, one per line, never interleaved; a line that
-//! is not JSON gets a JSON-RPC parse error (`-32700`, id `null`) and the session goes on; the
+//! is not JSON gets a JSON-RPC parse error (`-32700`, id `null`) and a `tools/call` whose params
+//! lack a tool name or carry non-object arguments gets invalid params (`-32602`, where rmcp would
+//! answer "method not found"), and the session goes on; the
 //! server returns cleanly on stdin EOF and on SIGTERM, after in-flight handlers have finished their
 //! database work (each handler's writes are transactions, so none is left half-done).
 //!
@@ -46,6 +48,30 @@ fn parse_error_line(detail: &serde_json::Error) -> Vec<u8> {
     })
     .to_string()
     .into_bytes()
+}
+
+/// The JSON-RPC answer to a `tools/call` request whose params do not have its shape (`name` a
+/// string, `arguments` an object if present), or `None` when the message is anything else.
+fn invalid_call_params(message: &serde_json::Value) -> Option<Vec<u8>> {
+    use serde_json::Value;
+    if message.get("method")?.as_str()? != "tools/call" {
+        return None;
+    }
+    let id = message.get("id")?;
+    let problem = match message.get("params") {
+        Some(Value::Object(params)) => match (params.get("name"), params.get("arguments")) {
+            (Some(Value::String(_)), None | Some(Value::Object(_) | Value::Null)) => return None,
+            (Some(Value::String(_)), Some(_)) => "arguments must be an object",
+            _ => "name must be a string naming the tool to call",
+        },
+        _ => "params must be an object with the tool's name",
+    };
+    let answer = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": { "code": -32602, "message": format!("Invalid params: {problem}") }
+    });
+    Some(answer.to_string().into_bytes())
 }
 
 /// Serves `server` on this process's stdin and stdout until stdin closes or SIGTERM arrives.
@@ -96,12 +122,15 @@ where
             if text.is_empty() {
                 continue;
             }
-            if let Err(e) = serde_json::from_slice::<serde_json::Value>(text) {
-                log::debug(&format!("unparsable input line: {e}"));
-                if write_line(&inbound_out, &parse_error_line(&e))
-                    .await
-                    .is_err()
-                {
+            let refusal = match serde_json::from_slice::<serde_json::Value>(text) {
+                Ok(message) => invalid_call_params(&message),
+                Err(e) => {
+                    log::debug(&format!("unparsable input line: {e}"));
+                    Some(parse_error_line(&e))
+                }
+            };
+            if let Some(refusal) = refusal {
+                if write_line(&inbound_out, &refusal).await.is_err() {
                     break;
                 }
                 continue;
@@ -173,4 +202,55 @@ async fn terminate_signal() {
 #[cfg(not(unix))]
 async fn terminate_signal() {
     let _ = tokio::signal::ctrl_c().await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    fn answer(message: Value) -> Option<Value> {
+        invalid_call_params(&message).map(|line| serde_json::from_slice(&line).unwrap())
+    }
+
+    #[test]
+    fn a_tools_call_without_the_call_shape_is_invalid_params_naming_the_problem() {
+        for (params, problem) in [
+            (json!({"name": "x", "arguments": "str"}), "arguments"),
+            (json!({"name": "x", "arguments": [1]}), "arguments"),
+            (json!({"arguments": {}}), "name"),
+            (json!({"name": 7}), "name"),
+            (json!("params"), "params"),
+        ] {
+            let reply = answer(
+                json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": params}),
+            )
+            .unwrap_or_else(|| panic!("{params} passed"));
+            assert_eq!(reply["error"]["code"], -32602);
+            assert_eq!(reply["id"], 9);
+            assert!(
+                reply["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains(problem),
+                "{reply}"
+            );
+        }
+        let missing = answer(json!({"jsonrpc": "2.0", "id": "a", "method": "tools/call"})).unwrap();
+        assert_eq!(missing["id"], "a");
+    }
+
+    #[test]
+    fn well_formed_calls_and_other_messages_pass_through() {
+        for message in [
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x"}}),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x", "arguments": {}}}),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x", "arguments": null}}),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": "odd"}),
+            json!({"jsonrpc": "2.0", "method": "tools/call", "params": 3}),
+            json!([1, 2]),
+        ] {
+            assert_eq!(answer(message.clone()), None, "{message}");
+        }
+    }
 }
