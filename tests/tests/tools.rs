@@ -181,6 +181,39 @@ fn delete_path_waits_for_another_process_to_approve_while_the_server_keeps_answe
 }
 
 #[test]
+fn a_call_waiting_when_the_client_goes_away_is_expired_not_left_pending() {
+    let dir = TempDir::new("tools-abandoned");
+    let db = dir.db_path();
+    for end_session in [
+        Server::close as fn(Server) -> std::process::ExitStatus,
+        Server::terminate,
+    ] {
+        let mut server = Server::spawn(
+            BIN,
+            &db,
+            &[FAST_POLL, ("CLAWBOO_TOOL_APPROVAL_TIMEOUT_MS", "600000")],
+        );
+        server.send_request(
+            "tools/call",
+            json!({"name": "delete_path", "arguments": {"path": "/tmp/x"}}),
+        );
+        let id = pending(&db, 1)[0]["id"].as_str().unwrap().to_owned();
+        assert_eq!(end_session(server).code(), Some(0));
+        let status = operator(&db, &["approvals", "--json"]);
+        assert_eq!(status.json()["approvals"], json!([]), "{}", status.out);
+        assert_eq!(
+            sql_count(
+                &db,
+                &format!(
+                    "SELECT count(*) FROM tool_call_approvals WHERE id = '{id}' AND status = 'expired'"
+                )
+            ),
+            1
+        );
+    }
+}
+
+#[test]
 fn a_denied_request_reaches_the_client_as_approval_deny() {
     let dir = TempDir::new("tools-deny");
     let db = dir.db_path();

@@ -174,7 +174,8 @@ pub fn serve<S: Send + Sync + 'static>(info: &BinInfo, server: Server<S>) -> Exi
         }
     };
     log::info(&format!("{} serving over stdio", server.name()));
-    let outcome = runtime.block_on(stdio::serve(server));
+    let outcome = runtime.block_on(stdio::serve(server.clone()));
+    server.close();
     runtime.shutdown_timeout(SHUTDOWN_GRACE);
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -15,6 +15,7 @@
 //! Must never: store unscrubbed arguments; decide whether a tool needs approval (the inspectors
 //! do).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
@@ -297,6 +298,9 @@ pub enum WaitEnd {
     Expired,
     /// Nobody decided within the wait (its row is `expired`).
     Timeout,
+    /// The server shut down while the call waited (its row is `expired`, so nobody approves a
+    /// call whose caller is gone).
+    Abandoned,
 }
 
 impl WaitEnd {
@@ -308,6 +312,7 @@ impl WaitEnd {
             WaitEnd::Deny => "deny",
             WaitEnd::Expired => "expired",
             WaitEnd::Timeout => "timeout",
+            WaitEnd::Abandoned => "abandoned",
         }
     }
 
@@ -343,8 +348,15 @@ fn close_wait(db: &Db, id: &str, end: WaitEnd) -> rusqlite::Result<WaitEnd> {
 }
 
 /// Waits for a person to resolve row `id`: re-reads it every `poll` (the first read at once) until
-/// it is resolved, passes its expiry, or `timeout` runs out.
-pub fn wait(db: &Db, id: &str, timeout: Duration, poll: Duration) -> rusqlite::Result<WaitEnd> {
+/// it is resolved, passes its expiry, `timeout` runs out, or `closing` is set (the server is
+/// shutting down).
+pub fn wait(
+    db: &Db,
+    id: &str,
+    timeout: Duration,
+    poll: Duration,
+    closing: &AtomicBool,
+) -> rusqlite::Result<WaitEnd> {
     let deadline = Instant::now() + timeout;
     loop {
         let Some(row) = get(&db.conn(), id)? else {
@@ -355,6 +367,9 @@ pub fn wait(db: &Db, id: &str, timeout: Duration, poll: Duration) -> rusqlite::R
         }
         if now_ms() > row.expires_at {
             return close_wait(db, id, WaitEnd::Expired);
+        }
+        if closing.load(Ordering::Relaxed) {
+            return close_wait(db, id, WaitEnd::Abandoned);
         }
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {

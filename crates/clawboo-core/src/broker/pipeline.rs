@@ -11,6 +11,7 @@
 //! receives the arguments as the inspectors left them (clamped). Must never: hold the database
 //! lock while waiting for a person or while an executor talks to the network.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use serde_json::{Map, Value};
@@ -146,6 +147,7 @@ pub struct Broker {
     env: AvailabilityContext,
     timings: ApprovalTimings,
     chain: &'static [Inspector],
+    closing: AtomicBool,
 }
 
 impl Broker {
@@ -167,7 +169,14 @@ impl Broker {
             env,
             timings,
             chain: DEFAULT_CHAIN,
+            closing: AtomicBool::new(false),
         }
+    }
+
+    /// Tells the broker its server is shutting down: calls waiting for a person stop waiting at
+    /// their next poll, are refused (`approval:abandoned`) and their requests marked `expired`.
+    pub fn close(&self) {
+        self.closing.store(true, Ordering::Relaxed);
     }
 
     /// The same broker with another inspector chain.
@@ -275,6 +284,7 @@ impl Broker {
             &request.id,
             self.timings.timeout,
             self.timings.poll,
+            &self.closing,
         )?;
         if !end.allows() {
             return Ok(Outcome::refused(

@@ -238,6 +238,8 @@ fn to_call_result(result: ToolResult) -> CallToolResult {
     }
 }
 
+type CloseHook<S> = Box<dyn Fn(&S) + Send + Sync>;
+
 struct Inner<S> {
     name: &'static str,
     version: &'static str,
@@ -245,6 +247,7 @@ struct Inner<S> {
     state: S,
     tools: Vec<Tool<S>>,
     prompts: Vec<Prompt<S>>,
+    on_close: Vec<CloseHook<S>>,
 }
 
 /// An MCP server: identity, state, tools and prompts. Cheap to clone.
@@ -278,6 +281,14 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
         self
     }
 
+    /// Runs `hook` on the state when the session ends ([`Server::close`]), before the process waits
+    /// for handlers still running: a handler that waits on something (the broker's approval) can
+    /// be told to stop.
+    pub fn on_close(mut self, hook: impl Fn(&S) + Send + Sync + 'static) -> Self {
+        self.inner.on_close.push(Box::new(hook));
+        self
+    }
+
     /// Sets the instructions sent with the `initialize` result.
     pub fn instructions(mut self, text: impl Into<String>) -> Self {
         self.inner.instructions = Some(text.into());
@@ -303,6 +314,7 @@ impl<S: Send + Sync + 'static> Server<S> {
                 state,
                 tools: Vec::new(),
                 prompts: Vec::new(),
+                on_close: Vec::new(),
             },
         }
     }
@@ -320,6 +332,13 @@ impl<S: Send + Sync + 'static> Server<S> {
     /// The server's state.
     pub fn state(&self) -> &S {
         &self.inner.state
+    }
+
+    /// Ends the session for the state: runs the [`ServerBuilder::on_close`] hooks.
+    pub fn close(&self) {
+        for hook in &self.inner.on_close {
+            hook(&self.inner.state);
+        }
     }
 
     /// The listed tools, in order.

@@ -7,7 +7,7 @@
 //! typed reason in `_meta.denied`; a compacted output says so in a second text block) and the
 //! environment the bin reads ([`ToolsConfig::from_env`]). Guarantees: every listed call goes
 //! through [`Broker::call`]; a call waiting for a person blocks only itself (handlers run on the
-//! blocking pool).
+//! blocking pool), and stops waiting when the session ends (its request is marked `expired`).
 //!
 //! Must never: run a tool other than through the broker, or touch SQL.
 
@@ -146,7 +146,9 @@ pub fn build(db: Db, config: ToolsConfig) -> Server<ToolsState> {
         broker,
         caller: config.caller,
     };
-    let mut builder = Server::builder(SERVER_NAME, state).instructions(
+    let mut builder = Server::builder(SERVER_NAME, state)
+        .on_close(|state: &ToolsState| state.broker.close())
+        .instructions(
         "Every call goes through the Clawboo tool broker: inspected, audited, and for destructive or external tools held until a person approves it. A refusal is an error result whose reason is in _meta.denied; do not retry a denied call unchanged.",
     );
     for tool in visible {

@@ -1,3 +1,4 @@
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use serde_json::json;
@@ -143,16 +144,50 @@ fn a_grant_to_nobody_in_particular_is_never_standing() {
 }
 
 #[test]
+fn a_wait_ends_when_the_server_closes_and_the_request_is_expired() {
+    let db = Db::open_in_memory().unwrap();
+    let row = request(&db.conn(), None, MINUTE);
+    let end = wait(
+        &db,
+        &row.id,
+        MINUTE,
+        Duration::from_millis(5),
+        &AtomicBool::new(true),
+    )
+    .unwrap();
+    assert_eq!(end, WaitEnd::Abandoned);
+    assert!(!end.allows());
+    assert_eq!(
+        get(&db.conn(), &row.id).unwrap().unwrap().status(),
+        Status::Expired
+    );
+}
+
+#[test]
 fn a_wait_returns_a_decision_made_before_it_started_at_once() {
     let db = Db::open_in_memory().unwrap();
     let row = request(&db.conn(), None, MINUTE);
     resolve(&db.conn(), &row.id, Resolution::AllowOnce).unwrap();
     let started = std::time::Instant::now();
-    let end = wait(&db, &row.id, MINUTE, Duration::from_secs(5)).unwrap();
+    let end = wait(
+        &db,
+        &row.id,
+        MINUTE,
+        Duration::from_secs(5),
+        &AtomicBool::new(false),
+    )
+    .unwrap();
     assert_eq!(end, WaitEnd::AllowOnce);
     assert!(started.elapsed() < Duration::from_secs(1));
     assert_eq!(
-        wait(&db, "no-such-id", MINUTE, Duration::from_millis(5)).unwrap(),
+        wait(
+            &db,
+            "no-such-id",
+            MINUTE,
+            Duration::from_millis(5),
+            &AtomicBool::new(false)
+        )
+        .unwrap(),
         WaitEnd::Timeout
     );
 }
