@@ -163,18 +163,26 @@ impl EmbedConfig {
         }
     }
 
-    /// The provider to use: Ollama when `GET /api/tags` answers within the probe timeout, else
-    /// OpenAI when a key is set, else none.
+    /// The provider to use: Ollama when `GET /api/tags` answers within the probe timeout and lists
+    /// the model, else OpenAI when a key is set, else none. (The reference takes any answering
+    /// Ollama, and then every embedding fails when the model was never pulled.)
     pub fn resolve(&self) -> Option<Provider> {
         if self.disabled {
             return None;
         }
         let tags = format!("{}/api/tags", self.ollama_base);
-        if http::get_json(&tags, OLLAMA_PROBE_TIMEOUT).is_ok() {
-            return Some(Provider::Ollama {
-                base: self.ollama_base.clone(),
-                model: self.model_or(DEFAULT_OLLAMA_MODEL),
-            });
+        if let Ok(answer) = http::get_json(&tags, OLLAMA_PROBE_TIMEOUT) {
+            let model = self.model_or(DEFAULT_OLLAMA_MODEL);
+            if ollama_has_model(&answer, &model) {
+                return Some(Provider::Ollama {
+                    base: self.ollama_base.clone(),
+                    model,
+                });
+            }
+            crate::log::warn(&format!(
+                "Ollama at {} has no model {model:?} (run `ollama pull {model}`); not using it for embeddings",
+                self.ollama_base
+            ));
         }
         self.openai_key.as_ref().map(|key| Provider::OpenAi {
             base: self.openai_base.clone(),
@@ -186,6 +194,21 @@ impl EmbedConfig {
     fn model_or(&self, default: &str) -> String {
         self.model.clone().unwrap_or_else(|| default.to_owned())
     }
+}
+
+/// Whether Ollama's `/api/tags` answer lists `model` (as `model` or `model:<tag>`).
+fn ollama_has_model(tags: &Value, model: &str) -> bool {
+    tags.get("models")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m.get("name").and_then(Value::as_str))
+        .any(|name| {
+            name == model
+                || name
+                    .strip_prefix(model)
+                    .is_some_and(|tag| tag.starts_with(':'))
+        })
 }
 
 /// `OLLAMA_HOST` may be given as `host:port`, as Ollama itself accepts.
@@ -348,6 +371,28 @@ mod tests {
             body,
             json!({"model": "text-embedding-3-small", "input": ["hello"]})
         );
+    }
+
+    #[test]
+    fn an_ollama_without_the_model_is_passed_over() {
+        let (base, _log) = loopback::serve(|_| {
+            (
+                200,
+                r#"{"models":[{"name":"llama3:8b"},{"name":"nomic-embed-text-v2:latest"}]}"#.into(),
+            )
+        });
+        assert_eq!(config(&base, &closed_port(), None).resolve(), None);
+        let (openai, _log) = loopback::serve(|_| (200, "{}".into()));
+        let fallback = config(&base, &openai, Some("sk-fake-key-for-tests-only")).resolve();
+        assert!(
+            matches!(fallback, Some(Provider::OpenAi { .. })),
+            "{fallback:?}"
+        );
+        let tags = json!({"models": [{"name": "nomic-embed-text"}, {"name": "x:1"}]});
+        assert!(ollama_has_model(&tags, "nomic-embed-text"));
+        assert!(ollama_has_model(&tags, "x"));
+        assert!(!ollama_has_model(&tags, "nomic"));
+        assert!(!ollama_has_model(&json!({}), "nomic-embed-text"));
     }
 
     #[test]
