@@ -5,6 +5,8 @@
 //! replies with a deadline so that a hung server fails a test instead of hanging it.
 //! Must never: depend on the server's internals; everything goes over the wire.
 
+pub mod loopback;
+
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};

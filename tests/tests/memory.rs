@@ -4,12 +4,10 @@
 //! against a loopback Ollama.
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
 use std::path::Path;
 use std::process::Command;
 
-use clawboo_tests::{Rng, Server, TempDir, bin_path};
+use clawboo_tests::{Rng, Server, TempDir, bin_path, loopback};
 use serde_json::{Value, json};
 
 const BIN: &str = "clawboo-mcp-memory";
@@ -424,50 +422,27 @@ fn the_auto_memory_prompt_renders_the_bound_teams_facts() {
     assert!(missing.get("error").is_some(), "{missing}");
 }
 
-/// A loopback Ollama: `/api/tags` answers, `/api/embed` returns a bag-of-words vector per input.
+/// A loopback Ollama: `/api/tags` lists the default model, `/api/embed` returns a bag-of-words
+/// vector per input.
 fn fake_ollama() -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut line = String::new();
-            let _ = reader.read_line(&mut line);
-            let mut length = 0;
-            loop {
-                let mut header = String::new();
-                if reader.read_line(&mut header).unwrap_or(0) == 0 || header == "\r\n" {
-                    break;
-                }
-                if let Some(v) = header.to_ascii_lowercase().strip_prefix("content-length:") {
-                    length = v.trim().parse().unwrap_or(0);
-                }
-            }
-            let mut body = vec![0; length];
-            let _ = reader.read_exact(&mut body);
-            let answer = if line.starts_with("POST /api/embed") {
-                let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-                let vectors: Vec<Vec<f64>> = request["input"]
-                    .as_array()
-                    .map(|a| {
-                        a.iter()
-                            .map(|t| bag_of_words(t.as_str().unwrap_or("")))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                json!({"model": request["model"], "embeddings": vectors}).to_string()
-            } else {
-                json!({"models": [{"name": "nomic-embed-text:latest"}]}).to_string()
-            };
-            let _ = write!(
-                stream,
-                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{answer}",
-                answer.len()
-            );
-        }
-    });
-    base
+    loopback::serve(|seen| {
+        let answer = if seen.line == "POST /api/embed" {
+            let request: Value = serde_json::from_str(&seen.body).unwrap_or(Value::Null);
+            let vectors: Vec<Vec<f64>> = request["input"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .map(|t| bag_of_words(t.as_str().unwrap_or("")))
+                        .collect()
+                })
+                .unwrap_or_default();
+            json!({"model": request["model"], "embeddings": vectors})
+        } else {
+            json!({"models": [{"name": "nomic-embed-text:latest"}]})
+        };
+        (200, answer.to_string())
+    })
+    .base
 }
 
 fn bag_of_words(text: &str) -> Vec<f64> {

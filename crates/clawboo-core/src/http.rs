@@ -113,96 +113,23 @@ fn exchange(
     })
 }
 
-/// A loopback HTTP server for unit tests of the clients built on this module.
-#[cfg(test)]
-pub(crate) mod loopback {
-    use std::io::{BufRead, BufReader, Read, Write};
-    use std::net::TcpListener;
-    use std::sync::{Arc, Mutex};
-
-    /// One request as the server saw it.
-    #[derive(Debug, Clone)]
-    pub struct Seen {
-        /// `METHOD /path`.
-        pub line: String,
-        /// The header block, lower-cased.
-        pub headers: String,
-        /// The body.
-        pub body: String,
-    }
-
-    /// Answers every request with `answer(&seen) -> (status, body)` until the test ends; returns
-    /// the base URL and the log of requests.
-    pub fn serve(
-        answer: impl Fn(&Seen) -> (u16, String) + Send + 'static,
-    ) -> (String, Arc<Mutex<Vec<Seen>>>) {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let seen_log = Arc::clone(&log);
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { return };
-                let Some(seen) = read_request(&mut stream) else {
-                    continue;
-                };
-                let (status, body) = answer(&seen);
-                seen_log.lock().unwrap().push(seen);
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-            }
-        });
-        (base, log)
-    }
-
-    fn read_request(stream: &mut std::net::TcpStream) -> Option<Seen> {
-        let mut reader = BufReader::new(stream.try_clone().ok()?);
-        let mut line = String::new();
-        reader.read_line(&mut line).ok()?;
-        let mut headers = String::new();
-        let mut length = 0usize;
-        loop {
-            let mut header = String::new();
-            reader.read_line(&mut header).ok()?;
-            if header == "\r\n" || header.is_empty() {
-                break;
-            }
-            let lower = header.to_ascii_lowercase();
-            if let Some(v) = lower.strip_prefix("content-length:") {
-                length = v.trim().parse().ok()?;
-            }
-            headers.push_str(&lower);
-        }
-        let mut payload = vec![0; length];
-        reader.read_exact(&mut payload).ok()?;
-        let mut parts = line.split_whitespace();
-        Some(Seen {
-            line: format!("{} {}", parts.next()?, parts.next()?),
-            headers,
-            body: String::from_utf8(payload).ok()?,
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clawboo_tests::loopback;
 
     #[test]
     fn posts_json_with_headers_and_reads_json() {
-        let (addr, log) = loopback::serve(|_| (200, r#"{"ok":true}"#.into()));
+        let server = loopback::serve(|_| (200, r#"{"ok":true}"#.into()));
         let answer = post_json(
-            &format!("{addr}/v1/x"),
+            &format!("{}/v1/x", server.base),
             &[("authorization", "Bearer test-key")],
             &serde_json::json!({"q": 1}),
             Duration::from_secs(5),
         )
         .unwrap();
         assert_eq!(answer["ok"], true);
-        let seen = log.lock().unwrap()[0].clone();
+        let seen = server.requests()[0].clone();
         assert_eq!(seen.line, "POST /v1/x");
         assert!(seen.headers.contains("authorization: bearer test-key"));
         assert_eq!(seen.body, r#"{"q":1}"#);
@@ -210,8 +137,8 @@ mod tests {
 
     #[test]
     fn non_success_status_is_an_error_with_the_status() {
-        let (addr, _log) = loopback::serve(|_| (401, r#"{"error":"bad key"}"#.into()));
-        let err = post_json(&addr, &[], &Value::Null, Duration::from_secs(5)).unwrap_err();
+        let server = loopback::serve(|_| (401, r#"{"error":"bad key"}"#.into()));
+        let err = post_json(&server.base, &[], &Value::Null, Duration::from_secs(5)).unwrap_err();
         assert!(
             matches!(err, HttpError::Status { status: 401, .. }),
             "{err}"
@@ -220,18 +147,22 @@ mod tests {
 
     #[test]
     fn refused_connection_is_a_transport_error() {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = format!("http://{}", listener.local_addr().unwrap());
-        drop(listener);
-        let err = post_json(&addr, &[], &Value::Null, Duration::from_secs(2)).unwrap_err();
+        let err = post_json(
+            &loopback::closed_port(),
+            &[],
+            &Value::Null,
+            Duration::from_secs(2),
+        )
+        .unwrap_err();
         assert!(matches!(err, HttpError::Transport { .. }), "{err}");
     }
 
     #[test]
     fn gets_json() {
-        let (addr, log) = loopback::serve(|_| (200, r#"{"models":[]}"#.into()));
-        let answer = get_json(&format!("{addr}/api/tags"), Duration::from_secs(5)).unwrap();
+        let server = loopback::serve(|_| (200, r#"{"models":[]}"#.into()));
+        let answer =
+            get_json(&format!("{}/api/tags", server.base), Duration::from_secs(5)).unwrap();
         assert_eq!(answer["models"], serde_json::json!([]));
-        assert_eq!(log.lock().unwrap()[0].line, "GET /api/tags");
+        assert_eq!(server.requests()[0].line, "GET /api/tags");
     }
 }

@@ -305,7 +305,7 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::http::loopback;
+    use clawboo_tests::loopback::{self, closed_port};
 
     fn config(ollama_base: &str, openai_base: &str, key: Option<&str>) -> EmbedConfig {
         EmbedConfig {
@@ -317,14 +317,9 @@ mod tests {
         }
     }
 
-    fn closed_port() -> String {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        format!("http://{}", listener.local_addr().unwrap())
-    }
-
     #[test]
     fn ollama_is_chosen_when_its_tags_answer_and_speaks_the_embed_api() {
-        let (base, log) = loopback::serve(|seen| match seen.line.as_str() {
+        let server = loopback::serve(|seen| match seen.line.as_str() {
             "GET /api/tags" => (
                 200,
                 r#"{"models":[{"name":"nomic-embed-text:latest"}]}"#.into(),
@@ -335,13 +330,17 @@ mod tests {
             ),
             _ => (404, "{}".into()),
         });
-        let provider = config(&base, &closed_port(), Some("sk-fake-key-for-tests-only"))
-            .resolve()
-            .unwrap();
+        let provider = config(
+            &server.base,
+            &closed_port(),
+            Some("sk-fake-key-for-tests-only"),
+        )
+        .resolve()
+        .unwrap();
         assert_eq!(provider.id(), "ollama:nomic-embed-text");
         let vectors = provider.embed(&["first", "second"]).unwrap();
         assert_eq!(vectors, vec![vec![0.5, -1.0], vec![0.0, 2.0]]);
-        let request = log.lock().unwrap()[1].clone();
+        let request = server.requests()[1].clone();
         let body: Value = serde_json::from_str(&request.body).unwrap();
         assert_eq!(
             body,
@@ -351,15 +350,19 @@ mod tests {
 
     #[test]
     fn openai_is_chosen_when_ollama_is_down_and_a_key_is_set() {
-        let (base, log) = loopback::serve(|_| {
+        let server = loopback::serve(|_| {
             (200, r#"{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.25,0.75]}],"model":"text-embedding-3-small","usage":{"prompt_tokens":2,"total_tokens":2}}"#.into())
         });
-        let provider = config(&closed_port(), &base, Some("sk-fake-key-for-tests-only"))
-            .resolve()
-            .unwrap();
+        let provider = config(
+            &closed_port(),
+            &server.base,
+            Some("sk-fake-key-for-tests-only"),
+        )
+        .resolve()
+        .unwrap();
         assert_eq!(provider.id(), "openai:text-embedding-3-small");
         assert_eq!(provider.embed(&["hello"]).unwrap(), vec![vec![0.25, 0.75]]);
-        let request = log.lock().unwrap()[0].clone();
+        let request = server.requests()[0].clone();
         assert_eq!(request.line, "POST /embeddings");
         assert!(
             request
@@ -375,15 +378,20 @@ mod tests {
 
     #[test]
     fn an_ollama_without_the_model_is_passed_over() {
-        let (base, _log) = loopback::serve(|_| {
+        let server = loopback::serve(|_| {
             (
                 200,
                 r#"{"models":[{"name":"llama3:8b"},{"name":"nomic-embed-text-v2:latest"}]}"#.into(),
             )
         });
-        assert_eq!(config(&base, &closed_port(), None).resolve(), None);
-        let (openai, _log) = loopback::serve(|_| (200, "{}".into()));
-        let fallback = config(&base, &openai, Some("sk-fake-key-for-tests-only")).resolve();
+        assert_eq!(config(&server.base, &closed_port(), None).resolve(), None);
+        let openai = loopback::serve(|_| (200, "{}".into()));
+        let fallback = config(
+            &server.base,
+            &openai.base,
+            Some("sk-fake-key-for-tests-only"),
+        )
+        .resolve();
         assert!(
             matches!(fallback, Some(Provider::OpenAi { .. })),
             "{fallback:?}"
@@ -409,12 +417,12 @@ mod tests {
 
     #[test]
     fn a_provider_error_or_a_short_answer_is_an_error_not_a_panic() {
-        let (base, _log) = loopback::serve(|seen| match seen.line.as_str() {
+        let server = loopback::serve(|seen| match seen.line.as_str() {
             "POST /api/embed" => (200, r#"{"embeddings":[]}"#.into()),
             _ => (500, r#"{"error":"model not pulled"}"#.into()),
         });
         let ollama = Provider::Ollama {
-            base: base.clone(),
+            base: server.base.clone(),
             model: "m".into(),
         };
         assert!(matches!(
@@ -422,7 +430,7 @@ mod tests {
             Err(EmbedError::NoVectors { .. })
         ));
         let openai = Provider::OpenAi {
-            base,
+            base: server.base.clone(),
             model: "m".into(),
             key: "k".into(),
         };

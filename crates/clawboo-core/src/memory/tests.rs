@@ -1,5 +1,5 @@
 use super::*;
-use crate::http::loopback;
+use clawboo_tests::loopback;
 use serde_json::{Value, json};
 
 fn store() -> Memory {
@@ -65,7 +65,7 @@ fn bag_of_words(text: &str) -> Vec<f64> {
 
 /// A loopback Ollama that embeds with [`bag_of_words`].
 fn fake_ollama() -> Provider {
-    let (base, _log) = loopback::serve(|seen| {
+    let server = loopback::serve(|seen| {
         let body: Value = serde_json::from_str(&seen.body).unwrap_or(Value::Null);
         let inputs: Vec<String> = body["input"]
             .as_array()
@@ -79,7 +79,7 @@ fn fake_ollama() -> Provider {
         (200, json!({ "embeddings": embeddings }).to_string())
     });
     Provider::Ollama {
-        base,
+        base: server.base,
         model: "bag".into(),
     }
 }
