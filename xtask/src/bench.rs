@@ -4,7 +4,7 @@
 //! `tools/list` answered) per server; round trips per second of `get_task` and `memory_search` on
 //! one connection; claims per second with 8 processes racing over 1000 tasks (and the proof that
 //! each task was won exactly once); `memory_search` latency with 10k and 100k facts; peak RSS per
-//! server. Prints a table and writes `target/bench/bench.json`.
+//! server after a burst of its typical calls. Prints a table and writes `target/bench/bench.json`.
 //!
 //! `--vs 'COMMAND'` (repeatable) runs a comparison stdio MCP server (e.g. the reference's bin) in the
 //! same invocation, alternating runs with ours, on the same database files, for every benchmark
@@ -172,7 +172,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     for (bin, _, _) in EXPECTED {
         rows.push(measure(
             &subjects,
-            &format!("peak RSS {bin}"),
+            &format!("peak RSS {bin}, {RSS_CALLS} {}", rss_workload(bin).0),
             "KiB",
             1,
             |s| peak_rss(s, bin),
@@ -507,11 +507,40 @@ fn search_rate(subject: &Subject, db: &Path, calls: usize) -> anyhow::Result<Opt
 }
 
 /// Peak resident set (VmHWM) after a start-up and a `tools/list`, from `/proc` (Linux only).
+/// The burst of calls each server answers before its peak RSS is read.
+fn rss_workload(bin: &str) -> (&'static str, Value) {
+    match bin {
+        "clawboo-mcp-tasks" => ("list_tasks", json!({})),
+        "clawboo-mcp-memory" => (
+            "memory_save",
+            json!({"title": "bench fact", "content": "the deploy pipeline runs migrations before the release"}),
+        ),
+        "clawboo-mcp-tools" => ("echo", json!({"message": "bench"})),
+        _ => (
+            "team_chat_post",
+            json!({"text": "bench post", "authorAgentId": "bench-agent", "teamId": "bench-team"}),
+        ),
+    }
+}
+
+/// Calls in the burst before the peak RSS is read.
+const RSS_CALLS: usize = 200;
+
+/// The server's peak resident set (VmHWM) after [`RSS_CALLS`] calls of its [`rss_workload`];
+/// `None` when the subject does not offer that tool.
 fn peak_rss(subject: &Subject, bin: &str) -> anyhow::Result<Option<f64>> {
     let dir = TempDir::new("bench-rss");
     let mut server = subject.spawn(bin, &dir.db_path());
     server.initialize();
-    server.list_tools();
+    let (tool, args) = rss_workload(bin);
+    if !offers(&mut server, tool) {
+        server.close();
+        return Ok(None);
+    }
+    let calls: Vec<(&str, Value)> = (0..RSS_CALLS).map(|_| (tool, args.clone())).collect();
+    if let Some(failed) = server.call_pipelined(&calls).iter().find(|r| r.is_error) {
+        bail!("{bin} {tool} failed: {}", failed.text());
+    }
     let status = std::fs::read_to_string(format!("/proc/{}/status", server.pid())).ok();
     server.close();
     Ok(status.and_then(|s| {
@@ -527,14 +556,20 @@ fn ms(d: Duration) -> f64 {
 
 fn print_table(subjects: &[Subject], rows: &[Row]) {
     println!();
-    print!("{:<44} {:>10} {:>12}", "benchmark", "unit", "clawboo");
+    let width = rows.iter().map(|r| r.name.len()).max().unwrap_or(0).max(9);
+    print!("{:<width$} {:>10} {:>12}", "benchmark", "unit", "clawboo");
     for (i, _) in subjects.iter().enumerate().skip(1) {
         print!(" {:>12} {:>8}", format!("vs#{i}"), "ratio");
     }
     println!();
     let show = |v: Option<f64>| v.map_or("n/a".to_owned(), |v| format!("{v:.1}"));
     for row in rows {
-        print!("{:<44} {:>10} {:>12}", row.name, row.unit, show(row.ours));
+        print!(
+            "{:<width$} {:>10} {:>12}",
+            row.name,
+            row.unit,
+            show(row.ours)
+        );
         for other in &row.vs {
             let r = ratio(row.unit, row.ours, *other);
             print!(
