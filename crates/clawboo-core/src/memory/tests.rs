@@ -562,3 +562,101 @@ fn seeding_stores_every_fact_searchable() {
         50
     );
 }
+
+/// Whether a row tagged `fact` (team, agent, tenant; `None` unset) is visible to `reader`:
+/// seed 004's rule, written independently of the SQL.
+fn visible(fact: &(Option<&str>, Option<&str>, Option<&str>), reader: &ReadScope) -> bool {
+    let team_ok = match &reader.team {
+        TeamView::Any => true,
+        TeamView::GlobalOnly => fact.0.is_none(),
+        TeamView::Team(t) => fact.0.is_none_or(|f| f == t),
+    };
+    let agent_ok = reader
+        .agent
+        .as_deref()
+        .is_none_or(|a| fact.1.is_none_or(|f| f == a));
+    let tenant_ok = reader.tenant.as_deref().is_none_or(|t| fact.2 == Some(t));
+    team_ok && agent_ok && tenant_ok
+}
+
+#[test]
+fn every_reader_sees_exactly_what_the_scope_rule_allows() {
+    let m = store();
+    let teams = [None, Some("team-a"), Some("team-b")];
+    let agents = [None, Some("agent-1"), Some("agent-2")];
+    let tenants = [None, Some("acme")];
+    let mut state: u64 = 0x5EED_CAFE;
+    let mut pick = |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    let mut tagged = std::collections::HashMap::new();
+    for i in 0..120 {
+        let tag = (teams[pick(3)], agents[pick(3)], tenants[pick(2)]);
+        let saved = fact(
+            &m,
+            &format!("fact {i}"),
+            "shared word",
+            &WriteScope::new(tag.0, tag.1, tag.2),
+        );
+        if pick(4) == 0 {
+            m.save_procedure(
+                &format!("proc {i}"),
+                "shared word",
+                &WriteScope::new(tag.0, tag.1, tag.2),
+            )
+            .unwrap();
+        }
+        tagged.insert(saved.id, tag);
+    }
+    let views = [
+        TeamView::Any,
+        TeamView::GlobalOnly,
+        TeamView::Team("team-a".into()),
+        TeamView::Team("team-b".into()),
+        TeamView::Team("team-z".into()),
+    ];
+    for team in views {
+        for agent in agents {
+            for tenant in tenants {
+                let reader = ReadScope {
+                    team: team.clone(),
+                    agent: agent.map(str::to_owned),
+                    tenant: tenant.map(str::to_owned),
+                };
+                let expected: std::collections::BTreeSet<&String> = tagged
+                    .iter()
+                    .filter(|(_, tag)| visible(tag, &reader))
+                    .map(|(id, _)| id)
+                    .collect();
+                let searched = m.search("shared word", None, 100, &reader).unwrap().hits;
+                let browsed = m.browse(200, &reader).unwrap();
+                for entry in searched.iter().map(|h| &h.entry).chain(&browsed) {
+                    let tag = match entry {
+                        Entry::Fact(f) => (
+                            f.scope_team_id.as_deref(),
+                            f.scope_agent_id.as_deref(),
+                            f.tenant_id.as_deref(),
+                        ),
+                        Entry::Procedure(p) => (
+                            p.scope_team_id.as_deref(),
+                            p.scope_agent_id.as_deref(),
+                            p.tenant_id.as_deref(),
+                        ),
+                    };
+                    assert!(visible(&tag, &reader), "{reader:?} got {tag:?}");
+                }
+                let browsed_facts: std::collections::BTreeSet<&String> = browsed
+                    .iter()
+                    .filter_map(|e| match e {
+                        Entry::Fact(f) => Some(&f.id),
+                        Entry::Procedure(_) => None,
+                    })
+                    .collect();
+                assert_eq!(browsed_facts, expected, "browse for {reader:?}");
+            }
+        }
+    }
+}
