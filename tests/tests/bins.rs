@@ -112,6 +112,17 @@ fn stdin_eof_exits_zero_and_leaves_a_sound_database() {
     }
 }
 
+#[test]
+fn stdin_closed_before_initialize_is_a_quiet_clean_exit() {
+    for bin in BINS {
+        let dir = TempDir::new("bins-eof-early");
+        let out = run(bin, &[], &dir.db_path());
+        assert_eq!(out.status.code(), Some(0), "{bin}: {}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), "", "{bin}");
+        assert_eq!(text(&out.stderr), "", "{bin}");
+    }
+}
+
 #[cfg(unix)]
 #[test]
 fn sigterm_exits_zero_and_leaves_a_sound_database() {

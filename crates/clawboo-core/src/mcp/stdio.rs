@@ -172,6 +172,10 @@ where
                 let _ = running.waiting().await;
                 Ok(())
             }
+            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
+                log::info(&format!("{name}: stdin closed before initialize"));
+                Ok(())
+            }
             Err(e) => Err(ServeError::Start(e.to_string())),
         }
     };

@@ -244,11 +244,19 @@ impl Embedder {
         }
     }
 
-    /// Starts resolving `config` on a background thread.
+    /// Starts resolving `config` on a background thread, which logs the outcome.
     pub fn resolve_in_background(config: EmbedConfig) -> Self {
+        let resolve = move || {
+            let provider = config.resolve();
+            match &provider {
+                Some(p) => crate::log::info(&format!("embeddings: {}", p.id())),
+                None => crate::log::info("embeddings: none (full-text search only)"),
+            }
+            provider
+        };
         Self {
             resolved: OnceLock::new(),
-            pending: Mutex::new(Some(std::thread::spawn(move || config.resolve()))),
+            pending: Mutex::new(Some(std::thread::spawn(resolve))),
         }
     }
 
