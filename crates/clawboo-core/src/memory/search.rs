@@ -15,6 +15,8 @@
 //! Must never: build SQL from the query (the `MATCH` expression is a bound parameter), or compare
 //! vectors made by different models.
 
+use std::collections::HashMap;
+
 use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, ToSql};
 use schemars::JsonSchema;
@@ -190,7 +192,8 @@ fn text_candidates(
         ],
     );
     let mut candidates = fact_text_hits(conn, &params, i64::from(cap) * 10, model)?;
-    if candidates.len() < cap as usize {
+    let scope_can_filter = *scope != ReadScope::default();
+    if candidates.len() < cap as usize && scope_can_filter {
         candidates = fact_text_hits(conn, &params, -1, model)?;
     }
     let procedures = conn
@@ -223,7 +226,8 @@ fn text_candidates(
 /// The best full-text fact hits in scope: the `pool` best-ranked matches of the whole index
 /// (`-1`: all of them) are ranked first and only those are looked up and scope-filtered, so a
 /// broad query over a large store does not load every matching row. The caller asks again with
-/// no pool when too few survived the scope filter.
+/// no pool when too few survived a scope that can filter rows out (for an unscoped reader the pool
+/// is a prefix of the whole ranking, so a short answer is already complete).
 fn fact_text_hits(
     conn: &Connection,
     params: &[(&'static str, SqlValue)],
@@ -299,13 +303,18 @@ fn vector_hits(
     if mode == SearchMode::Hybrid {
         let text = text_candidates(conn, query, HYBRID_TEXT_POOL, scope, Some(model))?;
         best_rank = text.first().and_then(|c| c.rank).unwrap_or(0.0);
+        let mut position: HashMap<String, usize> = candidates
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.entry.id().to_owned(), i))
+            .collect();
         for hit in text {
-            match candidates
-                .iter_mut()
-                .find(|c| c.entry.id() == hit.entry.id())
-            {
-                Some(known) => known.rank = hit.rank,
-                None => candidates.push(hit),
+            match position.get(hit.entry.id()) {
+                Some(&i) => candidates[i].rank = hit.rank,
+                None => {
+                    position.insert(hit.entry.id().to_owned(), candidates.len());
+                    candidates.push(hit);
+                }
             }
         }
     }
