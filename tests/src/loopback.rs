@@ -1,11 +1,14 @@
 //! A loopback HTTP server that stands in for the providers the servers call (Ollama, OpenAI,
-//! Tavily) in tests: it answers every request with what a closure says and keeps what it saw.
+//! Tavily) in tests: it answers every request with what a closure says and keeps what it saw;
+//! [`ollama`] is a ready-made Ollama.
 //!
 //! Must never: listen beyond 127.0.0.1.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
 
 /// One request as the server saw it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,6 +61,52 @@ pub fn serve(answer: impl Fn(&Seen) -> (u16, String) + Send + 'static) -> Loopba
         }
     });
     Loopback { base, seen }
+}
+
+/// An Ollama stand-in: `GET /api/tags` lists `nomic-embed-text:latest`, and `POST /api/embed`
+/// answers one [`bag_of_words`] vector per input, so texts sharing words are similar.
+pub fn ollama() -> Loopback {
+    serve(|seen| {
+        let answer = if seen.line == "POST /api/embed" {
+            let request: Value = serde_json::from_str(&seen.body).unwrap_or(Value::Null);
+            let vectors: Vec<Vec<f64>> = request["input"]
+                .as_array()
+                .map(|texts| {
+                    texts
+                        .iter()
+                        .map(|t| bag_of_words(t.as_str().unwrap_or("")))
+                        .collect()
+                })
+                .unwrap_or_default();
+            json!({ "model": request["model"], "embeddings": vectors })
+        } else {
+            json!({ "models": [{ "name": "nomic-embed-text:latest" }] })
+        };
+        (200, answer.to_string())
+    })
+}
+
+/// A bag-of-words embedding: each ASCII word adds 1 to bucket `fnv1a(word) % 64`, then the vector
+/// is L2-normalised.
+pub fn bag_of_words(text: &str) -> Vec<f64> {
+    let mut v = vec![0.0f64; 64];
+    for word in text
+        .to_lowercase()
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
+        let mut h: u32 = 0x811c_9dc5;
+        for b in word.bytes() {
+            h ^= u32::from(b);
+            h = h.wrapping_mul(0x0100_0193);
+        }
+        v[(h % 64) as usize] += 1.0;
+    }
+    let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+    if norm > 0.0 {
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
+    v
 }
 
 /// A base URL nothing listens on (connections are refused).

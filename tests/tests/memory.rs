@@ -422,48 +422,10 @@ fn the_auto_memory_prompt_renders_the_bound_teams_facts() {
     assert!(missing.get("error").is_some(), "{missing}");
 }
 
-/// A loopback Ollama: `/api/tags` lists the default model, `/api/embed` returns a bag-of-words
-/// vector per input.
-fn fake_ollama() -> String {
-    loopback::serve(|seen| {
-        let answer = if seen.line == "POST /api/embed" {
-            let request: Value = serde_json::from_str(&seen.body).unwrap_or(Value::Null);
-            let vectors: Vec<Vec<f64>> = request["input"]
-                .as_array()
-                .map(|a| {
-                    a.iter()
-                        .map(|t| bag_of_words(t.as_str().unwrap_or("")))
-                        .collect()
-                })
-                .unwrap_or_default();
-            json!({"model": request["model"], "embeddings": vectors})
-        } else {
-            json!({"models": [{"name": "nomic-embed-text:latest"}]})
-        };
-        (200, answer.to_string())
-    })
-    .base
-}
-
-fn bag_of_words(text: &str) -> Vec<f64> {
-    let mut v = vec![0.0f64; 32];
-    for word in text
-        .to_lowercase()
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|w| !w.is_empty())
-    {
-        let bucket = word
-            .bytes()
-            .fold(7u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)));
-        v[(bucket % 32) as usize] += 1.0;
-    }
-    v
-}
-
 #[test]
 fn with_a_reachable_ollama_search_is_hybrid_by_default() {
     let dir = TempDir::new("memory-hybrid");
-    let ollama = fake_ollama();
+    let ollama = loopback::ollama().base;
     let mut server = Server::spawn(BIN, &dir.db_path(), &[("OLLAMA_HOST", ollama.as_str())]);
     save(
         &mut server,

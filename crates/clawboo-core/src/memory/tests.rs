@@ -1,7 +1,5 @@
 use super::*;
 use clawboo_tests::loopback;
-use serde_json::{Value, json};
-
 fn store() -> Memory {
     Memory::new(Db::open_in_memory().unwrap(), Embedder::none())
 }
@@ -41,46 +39,11 @@ fn titles(
         .collect()
 }
 
-/// A bag-of-words embedding: each word adds 1 to bucket `fnv1a(word) % 64`, then L2-normalised.
-fn bag_of_words(text: &str) -> Vec<f64> {
-    let mut v = vec![0.0f64; 64];
-    for word in text
-        .to_lowercase()
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|w| !w.is_empty())
-    {
-        let mut h: u32 = 0x811c_9dc5;
-        for b in word.bytes() {
-            h ^= u32::from(b);
-            h = h.wrapping_mul(0x0100_0193);
-        }
-        v[(h % 64) as usize] += 1.0;
-    }
-    let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt();
-    if norm > 0.0 {
-        v.iter_mut().for_each(|x| *x /= norm);
-    }
-    v
-}
-
-/// A loopback Ollama that embeds with [`bag_of_words`].
+/// A loopback Ollama that embeds with [`loopback::bag_of_words`].
 fn fake_ollama() -> Provider {
-    let server = loopback::serve(|seen| {
-        let body: Value = serde_json::from_str(&seen.body).unwrap_or(Value::Null);
-        let inputs: Vec<String> = body["input"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|s| s.as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let embeddings: Vec<Vec<f64>> = inputs.iter().map(|t| bag_of_words(t)).collect();
-        (200, json!({ "embeddings": embeddings }).to_string())
-    });
     Provider::Ollama {
-        base: server.base,
-        model: "bag".into(),
+        base: loopback::ollama().base,
+        model: "nomic-embed-text".into(),
     }
 }
 
