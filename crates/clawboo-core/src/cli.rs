@@ -8,10 +8,13 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::attach::{self, AttachRequest, Scope, ServerKind, Transport};
-use crate::db::{DB_PATH_ENV, Db, default_db_path};
+use crate::attach::{self, AttachRequest, Transport};
+use crate::binding::{Binding, DB_PATH_ENV, Scope, ServerKind};
+use crate::db::{Db, default_db_path};
 use crate::log;
 use crate::mcp::{SERVER_VERSION, Server, stdio};
+use crate::memory::{EmbedConfig, Embedder, Memory};
+use crate::servers::{memory, tasks, teamchat, tools};
 
 /// How long shutdown waits for in-flight handlers to finish their database work.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -21,18 +24,12 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 pub struct BinInfo {
     /// The executable's name, e.g. `clawboo-mcp-tasks`.
     pub bin: &'static str,
+    /// The server it serves.
+    pub server: ServerKind,
     /// One line: what the server is for.
     pub summary: &'static str,
     /// Extra environment variables the server reads, as `NAME  meaning` lines.
     pub env_help: &'static str,
-}
-
-/// The value of an environment variable, trimmed; blank counts as unset.
-pub fn env_value(name: &str) -> Option<String> {
-    std::env::var(name)
-        .ok()
-        .map(|v| v.trim().to_owned())
-        .filter(|v| !v.is_empty())
 }
 
 fn help_text(info: &BinInfo, commands_usage: &str) -> String {
@@ -93,7 +90,7 @@ fn handle_flags_with(info: &BinInfo, commands_usage: &str, args: &[String]) -> O
 /// runtime. The bin path defaults to this executable and the database to the one this bin would
 /// open, so the attached server shares the operator's file.
 fn attach_command(info: &BinInfo, args: &[String]) -> Result<String, String> {
-    let server = ServerKind::from_bin(info.bin).ok_or("this bin has no attach config")?;
+    let server = info.server;
     let mut runtime = None;
     let mut transport = Transport::Stdio;
     let mut json = false;
@@ -186,26 +183,33 @@ pub fn serve<S: Send + Sync + 'static>(info: &BinInfo, server: Server<S>) -> Exi
     }
 }
 
-/// The whole life of a simple bin: flags, database, build, serve.
-pub fn run<S, F>(info: &BinInfo, build: F) -> ExitCode
-where
-    S: Send + Sync + 'static,
-    F: FnOnce(Db) -> Server<S>,
-{
-    run_with_commands(info, "", |_| None, build)
+/// Builds `info`'s server over `db`, bound as this process's environment says
+/// ([`Binding::from_env`]), and serves it over stdio.
+fn serve_from_env(info: &BinInfo, db: Db) -> ExitCode {
+    let binding = Binding::from_env(info.server);
+    match info.server {
+        ServerKind::Tasks => serve(info, tasks::build(db, binding.tasks())),
+        ServerKind::Memory => {
+            let embedder = Embedder::resolve_in_background(EmbedConfig::from_env());
+            serve(
+                info,
+                memory::build(Memory::new(db, embedder), binding.memory()),
+            )
+        }
+        ServerKind::Tools => serve(info, tools::build(db, tools::ToolsConfig::from_env())),
+        ServerKind::Teamchat => serve(info, teamchat::build(db, binding.teamchat())),
+    }
+}
+
+/// The whole life of a simple bin: flags, database, binding, serve.
+pub fn run(info: &BinInfo) -> ExitCode {
+    run_with_commands(info, "", |_| None)
 }
 
 /// [`run`] for a bin that also has operator subcommands: `commands` sees the arguments first and
 /// returns `Some(code)` when it ran one; `commands_usage` lines are added to `--help`.
-pub fn run_with_commands<S, F, C>(
-    info: &BinInfo,
-    commands_usage: &str,
-    commands: C,
-    build: F,
-) -> ExitCode
+pub fn run_with_commands<C>(info: &BinInfo, commands_usage: &str, commands: C) -> ExitCode
 where
-    S: Send + Sync + 'static,
-    F: FnOnce(Db) -> Server<S>,
     C: FnOnce(&[String]) -> Option<ExitCode>,
 {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -216,7 +220,7 @@ where
         return code;
     }
     match open_db(info) {
-        Ok(db) => serve(info, build(db)),
+        Ok(db) => serve_from_env(info, db),
         Err(code) => code,
     }
 }

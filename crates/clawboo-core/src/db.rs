@@ -18,8 +18,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, ErrorCode};
 
-/// The environment variable that names the database file.
-pub const DB_PATH_ENV: &str = "CLAWBOO_DB_PATH";
+use crate::binding::DB_PATH_ENV;
 
 /// How long one statement waits for a lock held by another connection before SQLite reports busy.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(15);
@@ -90,7 +89,7 @@ fn schema_parts() -> [SchemaPart; 4] {
 /// The database path: `CLAWBOO_DB_PATH` trimmed (blank means unset), else
 /// `<home>/.openclaw/clawboo/clawboo.db`.
 pub fn resolve_db_path(env_value: Option<&str>, home: Option<&Path>) -> Result<PathBuf, DbError> {
-    match env_value.map(str::trim).filter(|v| !v.is_empty()) {
+    match crate::binding::given(env_value) {
         Some(v) => Ok(PathBuf::from(v)),
         None => home
             .map(|h| h.join(".openclaw").join("clawboo").join("clawboo.db"))
