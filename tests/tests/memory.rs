@@ -28,21 +28,17 @@ fn bound(db: &Path, team: &str, agent: &str) -> Server {
 }
 
 fn save(server: &mut Server, args: Value) -> Value {
-    let reply = server.call("memory_save", args);
-    assert!(!reply.is_error, "save failed: {}", reply.text());
-    reply.json()
+    server.ok_json("memory_save", args)
 }
 
 fn search(server: &mut Server, args: Value) -> Vec<Value> {
-    let reply = server.call("memory_search", args);
-    assert!(!reply.is_error, "search failed: {}", reply.text());
-    reply.json().as_array().cloned().unwrap_or_default()
+    let found = server.ok_json("memory_search", args);
+    found.as_array().cloned().unwrap_or_default()
 }
 
 fn browse(server: &mut Server, args: Value) -> Vec<Value> {
-    let reply = server.call("memory_browse", args);
-    assert!(!reply.is_error, "browse failed: {}", reply.text());
-    reply.json().as_array().cloned().unwrap_or_default()
+    let found = server.ok_json("memory_browse", args);
+    found.as_array().cloned().unwrap_or_default()
 }
 
 #[test]
@@ -51,7 +47,7 @@ fn lists_three_tools_and_the_auto_memory_prompt() {
     let mut server = Server::spawn_raw(BIN, &dir.db_path(), &[]);
     let info = server.initialize();
     assert_eq!(info["serverInfo"]["name"], "clawboo-memory");
-    assert_eq!(info["serverInfo"]["version"], "0.1.0");
+    assert_eq!(info["serverInfo"]["version"], clawboo_tests::VERSION);
     let tools = server.list_tools();
     let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
     assert_eq!(names, ["memory_save", "memory_search", "memory_browse"]);

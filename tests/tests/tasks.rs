@@ -203,7 +203,7 @@ fn initialize_names_the_server_and_lists_twelve_tools_with_the_seed_schemas() {
     let mut server = Server::spawn_raw(BIN, &dir.db_path(), &[]);
     let info = server.initialize();
     assert_eq!(info["serverInfo"]["name"], "clawboo-tasks");
-    assert_eq!(info["serverInfo"]["version"], "0.1.0");
+    assert_eq!(info["serverInfo"]["version"], clawboo_tests::VERSION);
     assert!(info["capabilities"]["tools"].is_object(), "{info}");
 
     let tools = server.list_tools();

@@ -95,7 +95,7 @@ fn tools_list_shows_web_search_only_with_a_search_key() {
     let mut plain = Server::spawn_raw(BIN, &dir.db_path(), &[]);
     let info = plain.initialize();
     assert_eq!(info["serverInfo"]["name"], "clawboo-tools");
-    assert_eq!(info["serverInfo"]["version"], "0.1.0");
+    assert_eq!(info["serverInfo"]["version"], clawboo_tests::VERSION);
     let tools = plain.list_tools();
     assert_eq!(names(&mut plain), ["echo", "note", "delete_path"]);
     assert_eq!(
