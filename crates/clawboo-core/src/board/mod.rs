@@ -16,7 +16,7 @@ use serde::Serialize;
 
 pub use status::Status;
 
-use crate::db::{SchemaPart, immediate, new_id, now_ms};
+use crate::db::{Conn, SchemaPart, immediate, new_id};
 
 /// The board's schema, compatible with the reference implementation's tables.
 pub const SCHEMA: SchemaPart = SchemaPart {
@@ -489,8 +489,8 @@ fn get_parent_id(conn: &Connection, task_id: &str) -> Result<Option<String>, Boa
 }
 
 /// Inserts a task with no cap checks (the uncapped path of REST and routines, and seeding).
-pub fn insert(conn: &Connection, new: &NewTask) -> Result<Task, BoardError> {
-    let now = now_ms();
+pub fn insert(conn: &Conn<'_>, new: &NewTask) -> Result<Task, BoardError> {
+    let now = conn.now_ms();
     let sql = format!(
         "INSERT INTO tasks (id, title, description, status, priority, team_id, assignee_agent_id,
              assignee_runtime, parent_task_id, cost_usd, dropped, scheduled_by, created_at, updated_at)
@@ -516,9 +516,9 @@ pub fn insert(conn: &Connection, new: &NewTask) -> Result<Task, BoardError> {
 
 /// Creates a root task unless `caps.max_root_creates` roots (board-wide, any status, not
 /// dropped) were created within the window.
-pub fn create_root(conn: &Connection, new: &NewTask, caps: Caps) -> Result<Task, BoardError> {
+pub fn create_root(conn: &Conn<'_>, new: &NewTask, caps: Caps) -> Result<Task, BoardError> {
     immediate(conn, |tx| {
-        let since = now_ms() - caps.root_window_ms;
+        let since = tx.now_ms() - caps.root_window_ms;
         let count: i64 = tx.prepare_cached(
             "SELECT count(*) FROM tasks WHERE parent_task_id IS NULL AND dropped = 0 AND created_at > ?1",
         )?
@@ -542,7 +542,7 @@ pub fn create_root(conn: &Connection, new: &NewTask, caps: Caps) -> Result<Task,
 
 /// Creates a subtask of `new.parent_task_id` under the child-count and depth caps. The child's team
 /// is `new.team_id`, else the parent's.
-pub fn create_subtask(conn: &Connection, new: &NewTask, caps: Caps) -> Result<Task, BoardError> {
+pub fn create_subtask(conn: &Conn<'_>, new: &NewTask, caps: Caps) -> Result<Task, BoardError> {
     let parent_id = new.parent_task_id.clone().unwrap_or_default();
     immediate(conn, |tx| {
         let parent: Option<(Option<String>, Option<String>)> = tx
@@ -590,7 +590,7 @@ pub fn create_subtask(conn: &Connection, new: &NewTask, caps: Caps) -> Result<Ta
 /// Atomically claims a `todo`, unassigned, live task for `agent`: exactly one of any number of
 /// concurrent claimers wins. `conflict` means the task exists but was not claimable.
 pub fn claim(
-    conn: &Connection,
+    conn: &Conn<'_>,
     task_id: &str,
     agent: &str,
     runtime: Option<&str>,
@@ -602,7 +602,10 @@ pub fn claim(
     );
     let claimed = conn
         .prepare_cached(&sql)?
-        .query_row(params![agent, runtime, now_ms(), task_id], Task::from_row)
+        .query_row(
+            params![agent, runtime, conn.now_ms(), task_id],
+            Task::from_row,
+        )
         .optional()?;
     match claimed {
         Some(task) => Ok(task),
@@ -614,7 +617,7 @@ pub fn claim(
 /// Releases an `in_progress` task back to `todo`, clearing its assignee and verdict. Any other
 /// status is `illegal_transition` (the reference answers success and does nothing, which hides the
 /// mistake from the caller).
-pub fn release(conn: &Connection, task_id: &str) -> Result<Task, BoardError> {
+pub fn release(conn: &Conn<'_>, task_id: &str) -> Result<Task, BoardError> {
     let sql = format!(
         "UPDATE tasks SET assignee_agent_id = NULL, assignee_runtime = NULL, verification = NULL,
              status = 'todo', updated_at = ?1
@@ -623,7 +626,7 @@ pub fn release(conn: &Connection, task_id: &str) -> Result<Task, BoardError> {
     );
     let released = conn
         .prepare_cached(&sql)?
-        .query_row(params![now_ms(), task_id], Task::from_row)
+        .query_row(params![conn.now_ms(), task_id], Task::from_row)
         .optional()?;
     match released {
         Some(task) => Ok(task),
@@ -667,7 +670,7 @@ fn verdict_blocks_done(verification: Option<&str>) -> bool {
 
 /// Moves a task to `to` if the state machine allows it (and, for `done`, the verdict does). Moving
 /// to `todo` clears the assignee and verdict; entering a terminal status stamps `completed_at`.
-pub fn update_status(conn: &Connection, task_id: &str, to: Status) -> Result<Task, BoardError> {
+pub fn update_status(conn: &Conn<'_>, task_id: &str, to: Status) -> Result<Task, BoardError> {
     immediate(conn, |tx| {
         let current: Option<(String, Option<String>)> = tx
             .prepare_cached("SELECT status, verification FROM tasks WHERE id = ?1")?
@@ -683,7 +686,7 @@ pub fn update_status(conn: &Connection, task_id: &str, to: Status) -> Result<Tas
         if to == Status::Done && verdict_blocks_done(verification.as_deref()) {
             return Err(BoardError::VerificationRequired);
         }
-        let now = now_ms();
+        let now = tx.now_ms();
         let sql = format!(
             "UPDATE tasks SET status = ?1, updated_at = ?2,
                  completed_at = CASE WHEN ?3 THEN ?2 ELSE completed_at END,
@@ -709,7 +712,7 @@ pub fn update_status(conn: &Connection, task_id: &str, to: Status) -> Result<Tas
 
 /// Adds a comment to an existing task (any status, dropped included). Does not bump `updated_at`.
 pub fn add_comment(
-    conn: &Connection,
+    conn: &Conn<'_>,
     task_id: &str,
     body: &str,
     author_agent_id: Option<&str>,
@@ -729,7 +732,7 @@ pub fn add_comment(
                 .unwrap_or_else(|| "agent".into()),
             body: body.to_owned(),
             tenant_id: None,
-            created_at: now_ms(),
+            created_at: tx.now_ms(),
         };
         tx.prepare_cached(
             "INSERT INTO task_comments (id, task_id, author_agent_id, author_type, body, tenant_id, created_at)
@@ -749,7 +752,7 @@ pub fn add_comment(
 
 /// Makes `task_id` wait on `depends_on`. Refuses self-links and any link that would close a cycle,
 /// direct or transitive; a duplicate link succeeds without change.
-pub fn link(conn: &Connection, task_id: &str, depends_on: &str) -> Result<(), BoardError> {
+pub fn link(conn: &Conn<'_>, task_id: &str, depends_on: &str) -> Result<(), BoardError> {
     let cycle = || BoardError::Cycle {
         task: task_id.to_owned(),
         depends_on: depends_on.to_owned(),

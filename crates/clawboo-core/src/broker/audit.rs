@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::summary;
-use crate::db::{new_id, now_ms};
+use crate::db::{Conn, new_id};
 
 /// The rows a listing returns when the caller sets no limit.
 pub const DEFAULT_LIMIT: u32 = 100;
@@ -92,7 +92,7 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<AuditRow> {
 
 /// Records the gates' decision on a call, before anything runs.
 pub fn write_before(
-    conn: &Connection,
+    conn: &Conn<'_>,
     tool_name: &str,
     actor: Actor<'_>,
     decision: Decision,
@@ -111,7 +111,7 @@ pub fn write_before(
             summary::args_summary(args),
             note.map(summary::result_summary),
             actor.tenant_id,
-            now_ms()
+            conn.now_ms()
         ],
     )?;
     Ok(())
@@ -119,7 +119,7 @@ pub fn write_before(
 
 /// Records what an executed call returned (after compaction).
 pub fn write_after(
-    conn: &Connection,
+    conn: &Conn<'_>,
     tool_name: &str,
     actor: Actor<'_>,
     output: &str,
@@ -136,7 +136,7 @@ pub fn write_after(
             summary::result_summary(output),
             i64::from(is_error),
             actor.tenant_id,
-            now_ms()
+            conn.now_ms()
         ],
     )?;
     Ok(())

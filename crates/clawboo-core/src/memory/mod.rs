@@ -36,7 +36,7 @@ pub use inject::{AUTO_MEMORY_MAX_CHARS, AUTO_MEMORY_TOP_K, render_auto_memory};
 pub use query::fts_query;
 pub use search::{MatchedVia, SearchHit, SearchMode, SearchOutcome};
 
-use crate::db::{Db, SchemaPart, immediate, new_id, now_ms};
+use crate::db::{Conn, Db, SchemaPart, immediate, new_id};
 use crate::scrub::{is_entirely_redacted, scrub_secrets};
 
 /// The memory store's schema.
@@ -382,7 +382,7 @@ impl Memory {
                 }
             }
         });
-        let now = now_ms();
+        let now = self.db.now_ms();
         let fact = Fact {
             id: new_id(),
             title,
@@ -424,7 +424,7 @@ impl Memory {
                 scope_agent_id: scope.agent_id.clone(),
                 scope_team_id: scope.team_id.clone(),
                 tenant_id: scope.tenant_id.clone(),
-                created_at: now_ms(),
+                created_at: tx.now_ms(),
             };
             tx.execute(
                 "INSERT INTO memory_procedures
@@ -563,12 +563,12 @@ fn insert_fact(
 /// Stores many global facts (title, content) in one transaction, scrubbed and without vectors:
 /// for seeding a store before a run or a benchmark. Returns how many were stored.
 pub fn seed_facts<'a>(
-    conn: &Connection,
+    conn: &Conn<'_>,
     facts: impl IntoIterator<Item = (&'a str, &'a str)>,
 ) -> Result<usize, MemoryError> {
     immediate(conn, |tx| {
         let mut count = 0;
-        let now = now_ms();
+        let now = tx.now_ms();
         for (title, content) in facts {
             let fact = Fact {
                 id: new_id(),

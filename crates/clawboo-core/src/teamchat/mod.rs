@@ -18,7 +18,7 @@ use serde::Serialize;
 
 pub use envelope::{PeerPost, format_peer_post};
 
-use crate::db::{SchemaPart, immediate, new_id, now_ms};
+use crate::db::{Conn, SchemaPart, immediate, new_id};
 
 /// The team room's schema, compatible with the reference implementation's table.
 pub const SCHEMA: SchemaPart = SchemaPart {
@@ -132,8 +132,8 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<ChatPost> {
 }
 
 /// Appends a post to its room with the next seq and returns the stored row.
-pub fn post(conn: &Connection, new: &NewPost<'_>) -> rusqlite::Result<ChatPost> {
-    let created_at = now_ms();
+pub fn post(conn: &Conn<'_>, new: &NewPost<'_>) -> rusqlite::Result<ChatPost> {
+    let created_at = conn.now_ms();
     immediate(conn, |tx| {
         let seq = room_max_seq(tx, new.room_id)? + 1;
         let row = ChatPost {

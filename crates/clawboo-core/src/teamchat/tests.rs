@@ -1,7 +1,7 @@
 use super::*;
-use crate::db::Db;
+use crate::db::{Conn, Db};
 
-fn say(conn: &Connection, room: &str, author: &str, body: &str) -> ChatPost {
+fn say(conn: &Conn<'_>, room: &str, author: &str, body: &str) -> ChatPost {
     post(
         conn,
         &NewPost {
