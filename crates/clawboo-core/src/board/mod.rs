@@ -182,37 +182,41 @@ const TASK_COLUMNS: &str = "id, title, description, status, priority, team_id, a
     assignee_runtime, parent_task_id, source_delegation_id, worktree_ref, branch_ref, cost_usd, \
     parent_session_id, dropped, tenant_id, scheduled_by, verification, created_at, updated_at, completed_at";
 
+/// A stored status reads as its [`Status`]; an unknown word is a conversion error naming it.
+impl rusqlite::types::FromSql for Status {
+    fn column_result(value: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
+        let text = value.as_str()?;
+        Status::parse(text).ok_or_else(|| {
+            rusqlite::types::FromSqlError::Other(format!("unknown task status {text:?}").into())
+        })
+    }
+}
+
 impl Task {
+    /// Reads a task by column name from a row that selected [`TASK_COLUMNS`].
     fn from_row(row: &Row<'_>) -> rusqlite::Result<Task> {
-        let status: String = row.get(3)?;
         Ok(Task {
-            id: row.get(0)?,
-            title: row.get(1)?,
-            description: row.get(2)?,
-            status: Status::parse(&status).ok_or_else(|| {
-                rusqlite::Error::FromSqlConversionFailure(
-                    3,
-                    rusqlite::types::Type::Text,
-                    format!("unknown task status {status:?}").into(),
-                )
-            })?,
-            priority: row.get(4)?,
-            team_id: row.get(5)?,
-            assignee_agent_id: row.get(6)?,
-            assignee_runtime: row.get(7)?,
-            parent_task_id: row.get(8)?,
-            source_delegation_id: row.get(9)?,
-            worktree_ref: row.get(10)?,
-            branch_ref: row.get(11)?,
-            cost_usd: row.get(12)?,
-            parent_session_id: row.get(13)?,
-            dropped: row.get(14)?,
-            tenant_id: row.get(15)?,
-            scheduled_by: row.get(16)?,
-            verification: row.get(17)?,
-            created_at: row.get(18)?,
-            updated_at: row.get(19)?,
-            completed_at: row.get(20)?,
+            id: row.get("id")?,
+            title: row.get("title")?,
+            description: row.get("description")?,
+            status: row.get("status")?,
+            priority: row.get("priority")?,
+            team_id: row.get("team_id")?,
+            assignee_agent_id: row.get("assignee_agent_id")?,
+            assignee_runtime: row.get("assignee_runtime")?,
+            parent_task_id: row.get("parent_task_id")?,
+            source_delegation_id: row.get("source_delegation_id")?,
+            worktree_ref: row.get("worktree_ref")?,
+            branch_ref: row.get("branch_ref")?,
+            cost_usd: row.get("cost_usd")?,
+            parent_session_id: row.get("parent_session_id")?,
+            dropped: row.get("dropped")?,
+            tenant_id: row.get("tenant_id")?,
+            scheduled_by: row.get("scheduled_by")?,
+            verification: row.get("verification")?,
+            created_at: row.get("created_at")?,
+            updated_at: row.get("updated_at")?,
+            completed_at: row.get("completed_at")?,
         })
     }
 }
@@ -435,13 +439,13 @@ pub fn comments(conn: &Connection, task_id: &str) -> Result<Vec<Comment>, BoardE
     let rows = stmt
         .query_map([task_id], |r| {
             Ok(Comment {
-                id: r.get(0)?,
-                task_id: r.get(1)?,
-                author_agent_id: r.get(2)?,
-                author_type: r.get(3)?,
-                body: r.get(4)?,
-                tenant_id: r.get(5)?,
-                created_at: r.get(6)?,
+                id: r.get("id")?,
+                task_id: r.get("task_id")?,
+                author_agent_id: r.get("author_agent_id")?,
+                author_type: r.get("author_type")?,
+                body: r.get("body")?,
+                tenant_id: r.get("tenant_id")?,
+                created_at: r.get("created_at")?,
             })
         })?
         .collect::<Result<Vec<_>, _>>()?;
@@ -461,11 +465,11 @@ pub fn ancestors(conn: &Connection, task_id: &str) -> Result<Vec<Ancestor>, Boar
         }
         let Some(row) = stmt
             .query_row([&id], |r| {
-                let status: String = r.get(3)?;
+                let status: String = r.get("status")?;
                 Ok(Ancestor {
-                    id: r.get(0)?,
-                    parent_task_id: r.get(1)?,
-                    title: r.get(2)?,
+                    id: r.get("id")?,
+                    parent_task_id: r.get("parent_task_id")?,
+                    title: r.get("title")?,
                     status: Status::parse(&status).unwrap_or(Status::Backlog),
                 })
             })
@@ -483,7 +487,7 @@ pub fn ancestors(conn: &Connection, task_id: &str) -> Result<Vec<Ancestor>, Boar
 fn get_parent_id(conn: &Connection, task_id: &str) -> Result<Option<String>, BoardError> {
     Ok(conn
         .prepare_cached("SELECT parent_task_id FROM tasks WHERE id = ?1")?
-        .query_row([task_id], |r| r.get::<_, Option<String>>(0))
+        .query_row([task_id], |r| r.get::<_, Option<String>>("parent_task_id"))
         .optional()?
         .flatten())
 }
@@ -519,10 +523,12 @@ pub fn insert(conn: &Conn<'_>, new: &NewTask) -> Result<Task, BoardError> {
 pub fn create_root(conn: &Conn<'_>, new: &NewTask, caps: Caps) -> Result<Task, BoardError> {
     immediate(conn, |tx| {
         let since = tx.now_ms() - caps.root_window_ms;
-        let count: i64 = tx.prepare_cached(
-            "SELECT count(*) FROM tasks WHERE parent_task_id IS NULL AND dropped = 0 AND created_at > ?1",
-        )?
-        .query_row([since], |r| r.get(0))?;
+        let count: i64 = tx
+            .prepare_cached(
+                "SELECT count(*) AS roots FROM tasks
+             WHERE parent_task_id IS NULL AND dropped = 0 AND created_at > ?1",
+            )?
+            .query_row([since], |r| r.get("roots"))?;
         if count >= caps.max_root_creates {
             return Err(BoardError::RootRateCap {
                 count,
@@ -547,14 +553,18 @@ pub fn create_subtask(conn: &Conn<'_>, new: &NewTask, caps: Caps) -> Result<Task
     immediate(conn, |tx| {
         let parent: Option<(Option<String>, Option<String>)> = tx
             .prepare_cached("SELECT team_id, parent_task_id FROM tasks WHERE id = ?1")?
-            .query_row([&parent_id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .query_row([&parent_id], |r| {
+                Ok((r.get("team_id")?, r.get("parent_task_id")?))
+            })
             .optional()?;
         let Some((parent_team, grandparent)) = parent else {
             return Err(BoardError::ParentNotFound(parent_id.clone()));
         };
         let children: i64 = tx
-            .prepare_cached("SELECT count(*) FROM tasks WHERE parent_task_id = ?1 AND dropped = 0")?
-            .query_row([&parent_id], |r| r.get(0))?;
+            .prepare_cached(
+                "SELECT count(*) AS children FROM tasks WHERE parent_task_id = ?1 AND dropped = 0",
+            )?
+            .query_row([&parent_id], |r| r.get("children"))?;
         if children >= caps.max_children {
             return Err(BoardError::ChildCap {
                 parent: parent_id.clone(),
@@ -674,7 +684,9 @@ pub fn update_status(conn: &Conn<'_>, task_id: &str, to: Status) -> Result<Task,
     immediate(conn, |tx| {
         let current: Option<(String, Option<String>)> = tx
             .prepare_cached("SELECT status, verification FROM tasks WHERE id = ?1")?
-            .query_row([task_id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .query_row([task_id], |r| {
+                Ok((r.get("status")?, r.get("verification")?))
+            })
             .optional()?;
         let Some((from, verification)) = current else {
             return Err(BoardError::NotFound);
@@ -773,9 +785,9 @@ pub fn link(conn: &Conn<'_>, task_id: &str, depends_on: &str) -> Result<(), Boar
                      UNION
                      SELECT d.depends_on_task_id FROM task_deps d JOIN reach r ON d.task_id = r.id
                  )
-                 SELECT EXISTS (SELECT 1 FROM reach WHERE id = ?2)",
+                 SELECT EXISTS (SELECT 1 FROM reach WHERE id = ?2) AS closes_cycle",
             )?
-            .query_row([depends_on, task_id], |r| r.get(0))?;
+            .query_row([depends_on, task_id], |r| r.get("closes_cycle"))?;
         if closes_cycle {
             return Err(cycle());
         }

@@ -776,3 +776,20 @@ fn status_moves_are_stamped_with_the_database_clock() {
     );
     assert_eq!(again.created_at, start);
 }
+
+#[test]
+fn a_stored_status_the_board_does_not_know_is_an_error_naming_it() {
+    let db = db();
+    let conn = db.conn();
+    let task = todo(&conn, "t");
+    conn.execute(
+        "UPDATE tasks SET status = 'archived' WHERE id = ?1",
+        [&task.id],
+    )
+    .unwrap();
+    let err = get(&conn, &task.id).unwrap_err();
+    assert!(
+        err.to_string().contains("unknown task status \"archived\""),
+        "{err}"
+    );
+}

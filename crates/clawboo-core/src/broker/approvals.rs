@@ -127,17 +127,17 @@ const COLUMNS: &str = "id, tool_name, agent_id, args_summary, reason, status, ta
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<ApprovalRow> {
     Ok(ApprovalRow {
-        id: row.get(0)?,
-        tool_name: row.get(1)?,
-        agent_id: row.get(2)?,
-        args_summary: row.get(3)?,
-        reason: row.get(4)?,
-        status: row.get(5)?,
-        task_id: row.get(6)?,
-        tenant_id: row.get(7)?,
-        created_at: row.get(8)?,
-        expires_at: row.get(9)?,
-        resolved_at: row.get(10)?,
+        id: row.get("id")?,
+        tool_name: row.get("tool_name")?,
+        agent_id: row.get("agent_id")?,
+        args_summary: row.get("args_summary")?,
+        reason: row.get("reason")?,
+        status: row.get("status")?,
+        task_id: row.get("task_id")?,
+        tenant_id: row.get("tenant_id")?,
+        created_at: row.get("created_at")?,
+        expires_at: row.get("expires_at")?,
+        resolved_at: row.get("resolved_at")?,
     })
 }
 

@@ -77,16 +77,16 @@ pub struct AuditRow {
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<AuditRow> {
     Ok(AuditRow {
-        id: row.get(0)?,
-        tool_name: row.get(1)?,
-        agent_id: row.get(2)?,
-        phase: row.get(3)?,
-        decision: row.get(4)?,
-        args_summary: row.get(5)?,
-        result_summary: row.get(6)?,
-        is_error: row.get(7)?,
-        tenant_id: row.get(8)?,
-        created_at: row.get(9)?,
+        id: row.get("id")?,
+        tool_name: row.get("tool_name")?,
+        agent_id: row.get("agent_id")?,
+        phase: row.get("phase")?,
+        decision: row.get("decision")?,
+        args_summary: row.get("args_summary")?,
+        result_summary: row.get("result_summary")?,
+        is_error: row.get("is_error")?,
+        tenant_id: row.get("tenant_id")?,
+        created_at: row.get("created_at")?,
     })
 }
 

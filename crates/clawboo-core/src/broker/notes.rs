@@ -72,7 +72,7 @@ mod tests {
             .query_row(
                 "SELECT body, agent_id FROM tool_notes WHERE id = ?1",
                 [&note.id],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                |r| Ok((r.get("body")?, r.get("agent_id")?)),
             )
             .unwrap();
         assert_eq!(body, note.body);

@@ -46,7 +46,7 @@ pub fn is_enabled(conn: &Connection, name: &str) -> rusqlite::Result<bool> {
         .query_row(
             "SELECT enabled FROM tool_registry WHERE name = ?1",
             [name],
-            |r| r.get(0),
+            |r| r.get("enabled"),
         )
         .optional()?;
     Ok(enabled != Some(0))
@@ -90,7 +90,7 @@ mod tests {
             .query_row(
                 "SELECT availability FROM tool_registry WHERE name = 'web_search'",
                 [],
-                |r| r.get(0),
+                |r| r.get("availability"),
             )
             .unwrap();
         assert_eq!(

@@ -140,19 +140,22 @@ macro_rules! scope_filter {
     };
 }
 
-/// The columns of a [`Fact`], in [`fact_from_row`] order, from a table aliased `m`.
+/// The columns of a [`Fact`], named as [`fact_from_row`] reads them, from a table aliased `m`.
 macro_rules! fact_columns {
     () => {
-        "m.id, m.title, m.content, m.tags, m.scope_agent_id, m.scope_team_id, m.tenant_id, \
-         m.created_at, m.updated_at"
+        "m.id AS id, m.title AS title, m.content AS content, m.tags AS tags, \
+         m.scope_agent_id AS scope_agent_id, m.scope_team_id AS scope_team_id, \
+         m.tenant_id AS tenant_id, m.created_at AS created_at, m.updated_at AS updated_at"
     };
 }
 
-/// The columns of a [`Procedure`], in [`procedure_from_row`] order, from a table aliased `m`.
+/// The columns of a [`Procedure`], named as [`procedure_from_row`] reads them, from a table
+/// aliased `m`.
 macro_rules! procedure_columns {
     () => {
-        "m.id, m.name, m.version, m.content, m.scope_agent_id, m.scope_team_id, m.tenant_id, \
-         m.created_at"
+        "m.id AS id, m.name AS name, m.version AS version, m.content AS content, \
+         m.scope_agent_id AS scope_agent_id, m.scope_team_id AS scope_team_id, \
+         m.tenant_id AS tenant_id, m.created_at AS created_at"
     };
 }
 
@@ -411,10 +414,10 @@ impl Memory {
         let conn = self.db.conn();
         let procedure = immediate(&conn, |tx| {
             let previous: i64 = tx.query_row(
-                "SELECT COALESCE(MAX(version), 0) FROM memory_procedures
+                "SELECT COALESCE(MAX(version), 0) AS previous FROM memory_procedures
                  WHERE name = ?1 AND scope_team_id IS ?2 AND scope_agent_id IS ?3",
                 params![name, scope.team_id, scope.agent_id],
-                |r| r.get(0),
+                |r| r.get("previous"),
             )?;
             let procedure = Procedure {
                 id: new_id(),
@@ -590,31 +593,31 @@ pub fn seed_facts<'a>(
 
 /// Reads a [`Fact`] from a row selected with [`fact_columns!`].
 fn fact_from_row(row: &Row<'_>) -> rusqlite::Result<Fact> {
-    let tags: String = row.get(3)?;
+    let tags: String = row.get("tags")?;
     Ok(Fact {
-        id: row.get(0)?,
-        title: row.get(1)?,
-        content: row.get(2)?,
+        id: row.get("id")?,
+        title: row.get("title")?,
+        content: row.get("content")?,
         tags: parse_tags(&tags),
-        scope_agent_id: row.get(4)?,
-        scope_team_id: row.get(5)?,
-        tenant_id: row.get(6)?,
-        created_at: row.get(7)?,
-        updated_at: row.get(8)?,
+        scope_agent_id: row.get("scope_agent_id")?,
+        scope_team_id: row.get("scope_team_id")?,
+        tenant_id: row.get("tenant_id")?,
+        created_at: row.get("created_at")?,
+        updated_at: row.get("updated_at")?,
     })
 }
 
 /// Reads a [`Procedure`] from a row selected with [`procedure_columns!`].
 fn procedure_from_row(row: &Row<'_>) -> rusqlite::Result<Procedure> {
     Ok(Procedure {
-        id: row.get(0)?,
-        name: row.get(1)?,
-        version: row.get(2)?,
-        content: row.get(3)?,
-        scope_agent_id: row.get(4)?,
-        scope_team_id: row.get(5)?,
-        tenant_id: row.get(6)?,
-        created_at: row.get(7)?,
+        id: row.get("id")?,
+        name: row.get("name")?,
+        version: row.get("version")?,
+        content: row.get("content")?,
+        scope_agent_id: row.get("scope_agent_id")?,
+        scope_team_id: row.get("scope_team_id")?,
+        tenant_id: row.get("tenant_id")?,
+        created_at: row.get("created_at")?,
     })
 }
 

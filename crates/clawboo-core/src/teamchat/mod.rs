@@ -120,14 +120,14 @@ pub struct NewPost<'a> {
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<ChatPost> {
     Ok(ChatPost {
-        id: row.get(0)?,
-        room_id: row.get(1)?,
-        team_id: row.get(2)?,
-        author_agent_id: row.get(3)?,
-        body: row.get(4)?,
-        kind: row.get(5)?,
-        created_at: row.get(6)?,
-        seq: row.get(7)?,
+        id: row.get("id")?,
+        room_id: row.get("room_id")?,
+        team_id: row.get("team_id")?,
+        author_agent_id: row.get("author_agent_id")?,
+        body: row.get("body")?,
+        kind: row.get("kind")?,
+        created_at: row.get("created_at")?,
+        seq: row.get("seq")?,
     })
 }
 
@@ -169,7 +169,7 @@ pub fn room_max_seq(conn: &Connection, room_id: &str) -> rusqlite::Result<i64> {
     conn.query_row(
         "SELECT seq FROM team_chat WHERE room_id = ?1 ORDER BY seq DESC LIMIT 1",
         [room_id],
-        |r| r.get(0),
+        |r| r.get("seq"),
     )
     .optional()
     .map(|seq| seq.unwrap_or(0))
