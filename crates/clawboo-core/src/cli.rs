@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use crate::attach::{self, AttachRequest, Transport};
 use crate::binding::{Binding, DB_PATH_ENV, Scope, ServerKind};
-use crate::db::{Db, default_db_path};
+use crate::db::{Clock, Db, default_db_path};
 use crate::log;
 use crate::mcp::{SERVER_VERSION, Server, stdio};
 use crate::memory::{EmbedConfig, Embedder, Memory};
@@ -148,9 +148,12 @@ fn attach_command(info: &BinInfo, args: &[String]) -> Result<String, String> {
     Ok(config.snippet)
 }
 
-/// Opens the database named by the environment, or explains in one line why it cannot.
+/// Opens the database named by the environment, or explains in one line why it cannot. Its clock
+/// is the system's, except in a debug build given `CLAWBOO_TEST_CLOCK_MS` ([`Clock::from_env`]).
 pub fn open_db(info: &BinInfo) -> Result<Db, ExitCode> {
-    let opened = default_db_path().and_then(|path| Db::open(&path));
+    let opened = default_db_path()
+        .and_then(|path| Db::open(&path))
+        .map(|db| db.with_clock(Clock::from_env()));
     opened.map_err(|e| {
         eprintln!("{}: {e}", info.bin);
         ExitCode::FAILURE

@@ -1,8 +1,8 @@
 use super::*;
-use crate::db::Db;
+use crate::db::{Conn, Db};
 use clawboo_tests::Rng;
 
-fn say(conn: &Connection, room: &str, author: &str, body: &str) -> ChatPost {
+fn say(conn: &Conn<'_>, room: &str, author: &str, body: &str) -> ChatPost {
     post(
         conn,
         &NewPost {
