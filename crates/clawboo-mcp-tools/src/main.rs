@@ -3,8 +3,7 @@
 
 use std::process::ExitCode;
 
-use clawboo_core::broker::operator;
-use clawboo_core::cli::{self, BinInfo};
+use clawboo_core::cli::{self, BinInfo, operator};
 use clawboo_core::servers::tools::{self, ToolsConfig};
 
 const INFO: BinInfo = BinInfo {
@@ -24,7 +23,7 @@ fn main() -> ExitCode {
     cli::run_with_commands(
         &INFO,
         &operator::usage(INFO.bin),
-        |args| operator::dispatch(INFO.bin, args),
+        |args| operator::dispatch(&INFO, args),
         |db| tools::build(db, ToolsConfig::from_env()),
     )
 }
