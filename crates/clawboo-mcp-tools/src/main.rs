@@ -4,8 +4,7 @@
 use std::process::ExitCode;
 
 use clawboo_core::binding::ServerKind;
-use clawboo_core::broker::operator;
-use clawboo_core::cli::{self, BinInfo};
+use clawboo_core::cli::{self, BinInfo, operator};
 
 const INFO: BinInfo = BinInfo {
     bin: "clawboo-mcp-tools",
@@ -23,6 +22,6 @@ const INFO: BinInfo = BinInfo {
 
 fn main() -> ExitCode {
     cli::run_with_commands(&INFO, &operator::usage(INFO.bin), |args| {
-        operator::dispatch(INFO.bin, args)
+        operator::dispatch(&INFO, args)
     })
 }

@@ -12,7 +12,8 @@
 //!   and written inside one `BEGIN IMMEDIATE`, so concurrent savers in several processes never
 //!   produce the same version (the reference reads and writes without a transaction);
 //! - a reader with a scope never sees another team's facts or another agent's private facts
-//!   ([`ReadScope`]); a blank scope string means unset, here and in stored rows.
+//!   ([`ReadScope`]); a blank scope string is unset when a row is written and in stored rows, and
+//!   on a read it narrows (a blank team reads global entries only), as the reference documents.
 //!
 //! Two full-text indexes are kept by triggers, so any writer (ours, the reference, `sqlite3`) stays
 //! searchable: the reference's `memory_facts_fts` (default tokenizer), which we maintain but never
@@ -283,10 +284,11 @@ impl WriteScope {
 /// Which teams' entries a reader sees.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum TeamView {
-    /// Every team's and the global ones (an unscoped reader).
+    /// Every team's and the global ones (a reader that names no team).
     #[default]
     Any,
-    /// Only global entries (a bound reader without a team: never another team's).
+    /// Only global entries (a reader that names the blank team, or a bound reader without a team:
+    /// never another team's).
     GlobalOnly,
     /// That team's and the global ones.
     Team(String),
@@ -298,18 +300,30 @@ pub enum TeamView {
 pub struct ReadScope {
     /// The team filter.
     pub team: TeamView,
-    /// `Some(a)`: entries private to `a` or to no agent; `None`: any agent's.
+    /// `Some(a)`: entries private to `a` or to no agent (`Some("")`: only entries private to no
+    /// agent); `None`: any agent's.
     pub agent: Option<String>,
     /// `Some(t)`: exactly that tenant's entries; `None`: any.
     pub tenant: Option<String>,
 }
 
 impl ReadScope {
-    /// A reader's scope from optional strings, blank meaning unset.
+    /// A reader's scope from the values a reader names, by the reference's documented contract
+    /// (memory.md §2.1–2.2): a field is *provided* when it is present, and a provided blank
+    /// narrows, it never widens. So a team of `None` sees every team, a blank team (`""`, or only
+    /// whitespace) sees global entries only, and a team `T` sees T's and global ones; an agent of
+    /// `None` sees every agent's private entries, a blank agent none of them, an agent `A` only
+    /// A's. Values are trimmed. The tenant never comes from a model's arguments: a blank tenant is
+    /// unset.
     pub fn new(team_id: Option<&str>, agent_id: Option<&str>, tenant_id: Option<&str>) -> Self {
+        let team = match team_id.map(str::trim) {
+            None => TeamView::Any,
+            Some("") => TeamView::GlobalOnly,
+            Some(team) => TeamView::Team(team.to_owned()),
+        };
         Self {
-            team: non_blank(team_id).map_or(TeamView::Any, TeamView::Team),
-            agent: non_blank(agent_id),
+            team,
+            agent: agent_id.map(|a| a.trim().to_owned()),
             tenant: non_blank(tenant_id),
         }
     }

@@ -6,7 +6,11 @@
 //! ignored: a save is tagged with the bound team only (no agent, so every teammate recalls it) and
 //! reads see the bound team's, the bound agent's and global entries, never another team's (a
 //! binding without a team reads global entries only). Unbound, the arguments are the scope, as the
-//! seed says, and a blank one is unset.
+//! seed says: a blank one is unset on a save, and on a read it narrows by the reference's
+//! documented contract (memory.md §2.1–2.2; [`ReadScope::new`]): `scopeTeamId: ""` reads global
+//! entries only, never every team's. The unbound `auto-memory` prompt takes the same two
+//! arguments and, like the reference's injection (`teamId ?? ''`), reads global entries only when
+//! it is given no team.
 //!
 //! Must never: touch SQL (the store does), or let an argument widen a bound scope.
 
@@ -94,7 +98,8 @@ impl DomainError for MemoryToolError {}
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct ScopeArgs {
-    /// The team scope (ignored when the connection is bound).
+    /// The team scope (ignored when the connection is bound). On a search or browse, "" means
+    /// global entries only.
     scope_team_id: Option<String>,
     /// The agent scope (ignored when the connection is bound).
     scope_agent_id: Option<String>,
@@ -225,11 +230,32 @@ pub fn build(memory: Memory, bound: Option<MemoryBinding>) -> Server<MemoryState
             vec![
                 ("title", "The task's title.", true),
                 ("description", "The task's description.", false),
+                (
+                    "scopeTeamId",
+                    "The task's team (ignored when the connection is bound; unset or blank: global facts only).",
+                    false,
+                ),
+                (
+                    "scopeAgentId",
+                    "The agent that runs the task (ignored when the connection is bound).",
+                    false,
+                ),
             ],
             |s: &MemoryState, args| {
-                let text = |k: &str| args.get(k).and_then(|v| v.as_str()).unwrap_or("");
-                let scope = s.bound.as_ref().map(bound_read_scope).unwrap_or_default();
-                Ok(s.memory.auto_memory(text("title"), text("description"), &scope))
+                let text = |k: &str| args.get(k).and_then(|v| v.as_str());
+                let scope = match &s.bound {
+                    Some(bound) => bound_read_scope(bound),
+                    None => ReadScope::new(
+                        Some(text("scopeTeamId").unwrap_or("")),
+                        text("scopeAgentId"),
+                        None,
+                    ),
+                };
+                Ok(s.memory.auto_memory(
+                    text("title").unwrap_or(""),
+                    text("description").unwrap_or(""),
+                    &scope,
+                ))
             },
         ))
         .build()

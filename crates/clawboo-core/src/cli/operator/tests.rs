@@ -3,8 +3,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::*;
-use crate::broker::approvals::{NewApproval, Status};
+use crate::broker::approvals::{self, NewApproval, Status};
 use crate::broker::audit::{Actor, Decision};
+use crate::broker::registry;
 use crate::db::Clock;
 
 fn words(line: &str) -> Vec<String> {

@@ -5,6 +5,8 @@
 //! Must never: panic on bad input or an unusable database; write anything but protocol to stdout
 //! while serving.
 
+pub mod operator;
+
 use std::process::ExitCode;
 use std::time::Duration;
 
