@@ -15,7 +15,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::binding::{TeamchatBinding, given, js_trim};
-use crate::db::Db;
+use crate::db::{Db, DbError};
 use crate::mcp::{DomainError, Reply, Server, Tool, ToolResult};
 use crate::teamchat::{self, DEFAULT_READ_LIMIT, NewPost, PostKind};
 
@@ -60,9 +60,9 @@ pub enum TeamChatError {
     /// An unbound call did not say who is posting or reading.
     #[error("no bound identity: pass authorAgentId + teamId (unbound mode)")]
     NoIdentity,
-    /// The database failed.
-    #[error("database error: {0}")]
-    Db(#[from] rusqlite::Error),
+    /// The database failed (`database error: …`).
+    #[error(transparent)]
+    Db(#[from] DbError),
 }
 
 impl DomainError for TeamChatError {}

@@ -18,7 +18,7 @@ use serde::Serialize;
 
 pub use envelope::{PeerPost, format_peer_post};
 
-use crate::db::{Conn, SchemaPart, immediate, new_id};
+use crate::db::{Conn, DbError, SchemaPart, immediate, new_id};
 
 /// The team room's schema, compatible with the reference implementation's table.
 pub const SCHEMA: SchemaPart = SchemaPart {
@@ -132,7 +132,7 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<ChatPost> {
 }
 
 /// Appends a post to its room with the next seq and returns the stored row.
-pub fn post(conn: &Conn<'_>, new: &NewPost<'_>) -> rusqlite::Result<ChatPost> {
+pub fn post(conn: &Conn<'_>, new: &NewPost<'_>) -> Result<ChatPost, DbError> {
     let created_at = conn.now_ms();
     immediate(conn, |tx| {
         let seq = room_max_seq(tx, new.room_id)? + 1;
@@ -200,7 +200,7 @@ pub fn read_batch(
     since_seq: i64,
     reader: &str,
     limit: u32,
-) -> rusqlite::Result<Batch> {
+) -> Result<Batch, DbError> {
     let head = room_max_seq(conn, room_id)?;
     let mut stmt = conn.prepare_cached(
         "SELECT id, room_id, team_id, author_agent_id, body, kind, created_at, seq FROM team_chat
