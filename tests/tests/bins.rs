@@ -277,9 +277,16 @@ fn a_blank_database_variable_logs_that_the_default_is_used() {
     let dir = TempDir::new("bins-log-default");
     let log = info_log(
         "clawboo-mcp-tasks",
-        &[("CLAWBOO_DB_PATH", "  "), ("HOME", &dir.path().display().to_string())],
+        &[
+            ("CLAWBOO_DB_PATH", "  "),
+            ("HOME", &dir.path().display().to_string()),
+        ],
     );
-    let default = dir.path().join(".openclaw").join("clawboo").join("clawboo.db");
+    let default = dir
+        .path()
+        .join(".openclaw")
+        .join("clawboo")
+        .join("clawboo.db");
     assert!(
         log.contains(&format!("database {} (the default", default.display())),
         "{log}"
@@ -313,7 +320,11 @@ fn tool_descriptions_agree_with_their_schemas() {
     let mut checked = 0;
     for bin in BINS {
         let dir = TempDir::new("bins-schema");
-        let mut server = Server::spawn(bin, &dir.db_path(), &[("TAVILY_API_KEY", "tvly-fake-schema-1")]);
+        let mut server = Server::spawn(
+            bin,
+            &dir.db_path(),
+            &[("TAVILY_API_KEY", "tvly-fake-schema-1")],
+        );
         for tool in server.list_tools() {
             let name = tool["name"].as_str().unwrap_or("?").to_owned();
             let properties = tool["inputSchema"]["properties"]
