@@ -59,13 +59,19 @@ pub enum DbError {
         /// The path.
         path: PathBuf,
     },
+    /// A folder stands where the database file should be.
+    #[error("cannot open the database {path}: it is a directory (name a file inside it instead)")]
+    IsADirectory {
+        /// The path.
+        path: PathBuf,
+    },
     /// The file could not be opened or prepared as a Clawboo database.
-    #[error("cannot open the database {path}: {source}")]
+    #[error("cannot open the database {path}: {cause}")]
     Open {
         /// The file.
         path: PathBuf,
-        /// Why.
-        source: rusqlite::Error,
+        /// Why, in words that do not repeat the path.
+        cause: String,
     },
     /// A statement failed.
     #[error("database error: {0}")]
@@ -321,6 +327,36 @@ fn ensure_schema(conn: &Connection) -> rusqlite::Result<()> {
     })
 }
 
+/// Why `path` could not be opened, named once: SQLite's "unable to open database file: <path>"
+/// says neither why nor anything the error line does not already say, so the operating system is
+/// asked for its reason; other SQLite messages lose any copy of the path.
+fn open_cause(path: &Path, err: &rusqlite::Error) -> String {
+    if err.sqlite_error_code() == Some(ErrorCode::CannotOpen) {
+        let probe = if path.exists() {
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(path)
+        } else {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(path)
+                .inspect(|_| {
+                    // The probe file is ours; SQLite would have created it anyway.
+                    let _ = std::fs::remove_file(path);
+                })
+        };
+        if let Err(io) = probe {
+            return io.to_string();
+        }
+        return "unable to open database file".to_owned();
+    }
+    err.to_string()
+        .replace(&format!(": {}", path.display()), "")
+        .replace(&path.display().to_string(), "the file")
+}
+
 /// A connection to the shared database, guarded for use from several tasks of one process, and the
 /// clock its rows are stamped from.
 #[derive(Debug)]
@@ -379,9 +415,14 @@ impl Db {
                 source,
             })?;
         }
+        if path.is_dir() {
+            return Err(DbError::IsADirectory {
+                path: path.to_path_buf(),
+            });
+        }
         let open_err = |source| DbError::Open {
             path: path.to_path_buf(),
-            source,
+            cause: open_cause(path, &source),
         };
         let conn = Connection::open(path).map_err(open_err)?;
         configure(&conn).map_err(open_err)?;
@@ -587,6 +628,52 @@ mod tests {
         std::fs::write(&path, vec![b'x'; 4096]).unwrap();
         let err = Db::open(&path).unwrap_err();
         assert!(matches!(err, DbError::Open { .. }), "{err}");
+        let text = err.to_string();
+        assert_eq!(
+            text.matches(&path.display().to_string()).count(),
+            1,
+            "{text}"
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_directory_given_as_the_database_says_so_naming_it_once() {
+        let dir = std::env::temp_dir().join(format!("clawboo-db-{}", new_id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let err = Db::open(&dir).unwrap_err();
+        let text = err.to_string();
+        assert!(matches!(err, DbError::IsADirectory { .. }), "{text}");
+        assert!(text.contains("is a directory"), "{text}");
+        assert_eq!(
+            text.matches(&format!("{} ", dir.display())).count()
+                + text.matches(&format!("{}:", dir.display())).count(),
+            1,
+            "the path is named once as the culprit: {text}"
+        );
+        assert!(!text.contains("unable to open"), "{text}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn an_unwritable_folder_names_the_operating_system_cause() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("clawboo-db-{}", new_id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o500)).unwrap();
+        let path = dir.join("clawboo.db");
+        // Permissions do not bind a privileged user; the case only means something without them.
+        if std::fs::write(dir.join("probe"), "x").is_err() {
+            let text = Db::open(&path).unwrap_err().to_string();
+            assert!(text.contains("ermission denied"), "{text}");
+            assert_eq!(
+                text.matches(&path.display().to_string()).count(),
+                1,
+                "{text}"
+            );
+        }
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
         std::fs::remove_dir_all(dir).unwrap();
     }
 }
