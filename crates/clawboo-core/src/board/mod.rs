@@ -16,12 +16,12 @@ use serde::Serialize;
 
 pub use status::Status;
 
-use crate::db::{Conn, SchemaPart, immediate, new_id};
+use crate::db::{Conn, SchemaPart, Step, immediate, new_id};
 
 /// The board's schema, compatible with the reference implementation's tables.
 pub const SCHEMA: SchemaPart = SchemaPart {
     component: "board",
-    steps: &["
+    steps: &[Step::Sql("
 CREATE TABLE IF NOT EXISTS tasks (
     id TEXT PRIMARY KEY,
     title TEXT NOT NULL,
@@ -103,7 +103,7 @@ CREATE TABLE IF NOT EXISTS execution_processes (
 );
 CREATE INDEX IF NOT EXISTS idx_exec_task ON execution_processes (task_id);
 CREATE INDEX IF NOT EXISTS idx_exec_status ON execution_processes (status);
-"],
+")],
 };
 
 /// The default caps of the capped creates, as served over MCP.
