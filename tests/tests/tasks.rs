@@ -27,9 +27,10 @@ const STATUSES: [&str; 7] = [
     "cancelled",
 ];
 
-/// The spec's §2 table, restated here so the test does not trust the code under test.
-fn legal(from: &str, to: &str) -> bool {
-    let targets: &[&str] = match from {
+/// The spec's §2 table, restated here so the test does not trust the code under test: the
+/// statuses reachable from `from` in one move, in table order.
+fn targets(from: &str) -> &'static [&'static str] {
+    match from {
         "backlog" => &["todo", "blocked", "cancelled"],
         "todo" => &["in_progress", "blocked", "backlog", "cancelled"],
         "in_progress" => &["in_review", "done", "blocked", "todo", "cancelled"],
@@ -37,8 +38,22 @@ fn legal(from: &str, to: &str) -> bool {
         "blocked" => &["todo", "in_progress", "backlog", "cancelled"],
         "done" | "cancelled" => &[],
         other => panic!("unknown status {other}"),
+    }
+}
+
+fn legal(from: &str, to: &str) -> bool {
+    from == to || targets(from).contains(&to)
+}
+
+/// The text of a refused move: the reference's `<action> failed: illegal_transition` (spec §3.7),
+/// then our detail, `(<from> → <to>; allowed: <targets, or none>)`.
+fn illegal(action: &str, from: &str, to: &str, allowed: &[&str]) -> String {
+    let allowed = if allowed.is_empty() {
+        "none".to_owned()
+    } else {
+        allowed.join(", ")
     };
-    from == to || targets.contains(&to)
+    format!("{action} failed: illegal_transition ({from} → {to}; allowed: {allowed})")
 }
 
 /// The keys of a task object (spec §1.4).
@@ -635,7 +650,7 @@ fn every_edge_of_the_status_matrix_through_update_task_status() {
                 assert!(reply.is_error, "{from} -> {to} was allowed");
                 assert_eq!(
                     reply.text(),
-                    "status change failed: illegal_transition",
+                    illegal("status change", from, to, targets(from)),
                     "{from} -> {to}"
                 );
                 assert_eq!(reply.denied, None);
@@ -657,7 +672,7 @@ fn block_unblock_claim_and_release_from_every_status() {
         } else {
             assert_eq!(
                 reply.text(),
-                "block failed: illegal_transition",
+                illegal("block", from, "blocked", targets(from)),
                 "from {from}"
             );
             assert_eq!(b.status_of(&id), from);
@@ -671,7 +686,7 @@ fn block_unblock_claim_and_release_from_every_status() {
         } else {
             assert_eq!(
                 reply.text(),
-                "unblock failed: illegal_transition",
+                illegal("unblock", from, "todo", targets(from)),
                 "from {from}"
             );
             assert_eq!(b.status_of(&id), from);
@@ -698,11 +713,12 @@ fn block_unblock_claim_and_release_from_every_status() {
             assert_eq!(reply.text(), format!("released: {id}"));
             assert_eq!(b.status_of(&id), "todo");
         } else {
-            // The reference answers success and does nothing; here the caller hears about it.
+            // The reference answers success and does nothing; here the caller hears about it. Only
+            // an in_progress task can be released, so from anywhere else nothing is allowed.
             assert!(reply.is_error, "release from {from} succeeded");
             assert_eq!(
                 reply.text(),
-                "release failed: illegal_transition",
+                illegal("release", from, "todo", &[]),
                 "from {from}"
             );
             assert_eq!(b.status_of(&id), from);

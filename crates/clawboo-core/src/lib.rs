@@ -1,7 +1,8 @@
 //! The library behind the Clawboo MCP quartet: one shared SQLite file, the repositories that own
 //! its tables, and the MCP servers that expose them.
 //!
-//! Dependencies point one way: `servers` → (`mcp`, repositories) → `db`. Repositories (`board`)
+//! Dependencies point one way: `servers` → (`mcp`, repositories) → `db`; `schema` lists the
+//! repositories' DDL for `db`, so `db` never imports a repository. Repositories (`board`)
 //! know SQL and nothing of MCP; `mcp` is the only module that touches rmcp; `servers` declare tools
 //! with `mcp` and call repositories; `cli` is what the four bins run.
 
@@ -15,6 +16,7 @@ pub mod http;
 pub mod log;
 pub mod mcp;
 pub mod memory;
+pub mod schema;
 pub mod scrub;
 pub mod servers;
 pub mod teamchat;

@@ -31,12 +31,13 @@ mod summary;
 
 pub use pipeline::{ApprovalTimings, Broker, BrokerError, CallContext, Outcome};
 
-use crate::db::SchemaPart;
+use crate::db::{SchemaPart, Step};
 
 /// The broker's schema, compatible with the reference implementation's tables.
 pub const SCHEMA: SchemaPart = SchemaPart {
     component: "broker",
-    steps: &["
+    steps: &[Step::Sql(
+        "
 CREATE TABLE IF NOT EXISTS tool_call_audit (
     id TEXT PRIMARY KEY,
     tool_name TEXT NOT NULL,
@@ -88,5 +89,6 @@ CREATE TABLE IF NOT EXISTS tool_notes (
     created_at INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS idx_tool_notes_created ON tool_notes (created_at);
-"],
+",
+    )],
 };

@@ -18,12 +18,13 @@ use serde::Serialize;
 
 pub use envelope::{PeerPost, format_peer_post};
 
-use crate::db::{Conn, DbError, SchemaPart, immediate, new_id};
+use crate::db::{Conn, DbError, SchemaPart, Step, immediate, new_id};
 
 /// The team room's schema, compatible with the reference implementation's table.
 pub const SCHEMA: SchemaPart = SchemaPart {
     component: "teamchat",
-    steps: &["
+    steps: &[Step::Sql(
+        "
 CREATE TABLE IF NOT EXISTS team_chat (
     id TEXT PRIMARY KEY,
     room_id TEXT NOT NULL,
@@ -36,7 +37,8 @@ CREATE TABLE IF NOT EXISTS team_chat (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS uniq_team_chat_room_seq ON team_chat (room_id, seq);
 CREATE INDEX IF NOT EXISTS idx_team_chat_team ON team_chat (team_id);
-"],
+",
+    )],
 };
 
 /// How many rows a read returns when the caller sets no limit (the reference's default).

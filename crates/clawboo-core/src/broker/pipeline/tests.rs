@@ -62,11 +62,17 @@ fn approval_rows(broker: &Broker) -> Vec<ApprovalRow> {
 
 /// Waits (bounded) for a pending request to appear and resolves it.
 fn resolve_next(broker: &Broker, resolution: Resolution) -> ApprovalRow {
+    let row = next_pending(broker);
+    approvals::resolve(&broker.db().conn(), &row.id, resolution).unwrap();
+    row
+}
+
+/// Waits (bounded) for a pending request to appear.
+fn next_pending(broker: &Broker) -> ApprovalRow {
     let started = Instant::now();
     loop {
         let pending = approvals::list_pending(&broker.db().conn()).unwrap();
         if let Some(row) = pending.into_iter().next() {
-            approvals::resolve(&broker.db().conn(), &row.id, resolution).unwrap();
             return row;
         }
         assert!(
@@ -357,21 +363,27 @@ fn an_unanswered_request_times_out_and_its_row_is_marked_expired() {
 
 #[test]
 fn a_request_past_its_ttl_ends_as_expired() {
-    let b = broker_with(
-        &[],
-        ApprovalTimings {
-            ttl: Duration::from_millis(20),
-            timeout: Duration::from_secs(1),
-            poll: Duration::from_millis(5),
-        },
+    let ttl = Duration::from_secs(60);
+    let b = Broker::start(
+        Db::open_in_memory()
+            .unwrap()
+            .with_clock(crate::db::Clock::manual(1_700_000_000_000)),
+        AvailabilityContext::with_env([]),
+        ApprovalTimings { ttl, ..timings() },
     );
-    let out = b
-        .call(
+    let out = std::thread::scope(|s| {
+        // Once the request is waiting, its ttl passes on the database's clock.
+        s.spawn(|| {
+            next_pending(&b);
+            b.db().clock().advance(ttl + Duration::from_millis(1));
+        });
+        b.call(
             "delete_path",
             &json!({"path": "/tmp/x"}),
             &CallContext::default(),
         )
-        .unwrap();
+        .unwrap()
+    });
     assert_eq!(out.denied.as_deref(), Some("approval:expired"));
     assert_eq!(out.output, "approval expired");
     assert_eq!(approval_rows(&b)[0].status(), Status::Expired);
