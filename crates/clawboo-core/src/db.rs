@@ -64,6 +64,12 @@ pub enum DbError {
 /// when the component's recorded version is below `n`. Every step must be idempotent
 /// (`CREATE … IF NOT EXISTS`), so a file written by the reference implementation, which records no
 /// versions, is brought up to date without error.
+///
+/// Adding a column (SQLite has no `ADD COLUMN IF NOT EXISTS`): append a step that is exactly one
+/// `ALTER TABLE <table> ADD COLUMN <column> <type>` statement. [`ensure_schema`] runs such a step
+/// only when `pragma_table_info(<table>)` lacks the column, so it is as idempotent as the others.
+/// The column must be nullable with no required default: the reference implementation's processes
+/// keep writing rows that do not name it.
 #[derive(Debug, Clone, Copy)]
 pub struct SchemaPart {
     /// The component's name in `clawboo_schema_versions`.
@@ -216,7 +222,7 @@ fn ensure_schema(conn: &Connection) -> rusqlite::Result<()> {
                 if (index as i64) < current {
                     continue;
                 }
-                tx.execute_batch(step)?;
+                apply_step(tx, step)?;
             }
             tx.execute(
                 "INSERT INTO clawboo_schema_versions (component, version) VALUES (?1, ?2)
@@ -226,6 +232,39 @@ fn ensure_schema(conn: &Connection) -> rusqlite::Result<()> {
         }
         Ok(())
     })
+}
+
+/// The (table, column) a step adds when it is one `ALTER TABLE t ADD COLUMN c …` statement.
+fn added_column(step: &str) -> Option<(&str, &str)> {
+    let words: Vec<&str> = step
+        .trim()
+        .trim_end_matches(';')
+        .split_whitespace()
+        .collect();
+    let keyword = |i: usize, word: &str| words.get(i).is_some_and(|w| w.eq_ignore_ascii_case(word));
+    let single = !step.trim().trim_end_matches(';').contains(';');
+    (single
+        && keyword(0, "ALTER")
+        && keyword(1, "TABLE")
+        && keyword(3, "ADD")
+        && keyword(4, "COLUMN"))
+    .then(|| Some((*words.get(2)?, *words.get(5)?)))
+    .flatten()
+}
+
+/// Runs one schema step; a step that adds a column runs only when the table lacks it.
+fn apply_step(tx: &Connection, step: &str) -> rusqlite::Result<()> {
+    if let Some((table, column)) = added_column(step) {
+        let present: bool = tx.query_row(
+            "SELECT count(*) > 0 FROM pragma_table_info(?1) WHERE name = ?2",
+            [table, column],
+            |r| r.get(0),
+        )?;
+        if present {
+            return Ok(());
+        }
+    }
+    tx.execute_batch(step)
 }
 
 /// A connection to the shared database, guarded for use from several tasks of one process.
@@ -376,6 +415,36 @@ mod tests {
             .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
             .unwrap();
         assert_eq!(n, 1);
+    }
+
+    #[test]
+    fn a_step_that_adds_a_column_runs_once_and_only_where_the_column_is_missing() {
+        assert_eq!(
+            added_column("\nALTER TABLE t ADD COLUMN c INTEGER;\n"),
+            Some(("t", "c"))
+        );
+        assert_eq!(added_column("CREATE TABLE IF NOT EXISTS t (x)"), None);
+        assert_eq!(
+            added_column("ALTER TABLE t ADD COLUMN c; DROP TABLE t"),
+            None
+        );
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch("CREATE TABLE t (x INTEGER)").unwrap();
+        let step = "ALTER TABLE t ADD COLUMN c INTEGER";
+        apply_step(&conn, step).unwrap();
+        apply_step(&conn, step).unwrap();
+        let columns: Vec<String> = conn
+            .prepare("SELECT name FROM pragma_table_info('t')")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(columns, ["x", "c"]);
+        assert!(
+            conn.execute_batch(step).is_err(),
+            "plain SQLite refuses a repeat"
+        );
     }
 
     #[test]
