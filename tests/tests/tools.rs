@@ -63,6 +63,22 @@ fn pending(db: &Path, n: usize) -> Vec<Value> {
     }
 }
 
+/// Spawns the server (fast poll, a wait of `timeout_ms`) and starts a `delete_path` call that waits
+/// for a person; returns the server, the call's request id and the pending approval's id.
+fn waiting_call(db: &Path, timeout_ms: &str) -> (Server, u64, String) {
+    let mut server = Server::spawn(
+        BIN,
+        db,
+        &[FAST_POLL, ("CLAWBOO_TOOL_APPROVAL_TIMEOUT_MS", timeout_ms)],
+    );
+    let call = server.send_request(
+        "tools/call",
+        json!({"name": "delete_path", "arguments": {"path": "/tmp/x"}}),
+    );
+    let id = pending(db, 1)[0]["id"].as_str().unwrap().to_owned();
+    (server, call, id)
+}
+
 fn approve(db: &Path, id: &str, extra: &[&str]) {
     let mut args = vec!["approve", id];
     args.extend_from_slice(extra);
@@ -186,16 +202,7 @@ fn a_call_waiting_when_the_client_goes_away_is_expired_not_left_pending() {
         Server::close as fn(Server) -> std::process::ExitStatus,
         Server::terminate,
     ] {
-        let mut server = Server::spawn(
-            BIN,
-            &db,
-            &[FAST_POLL, ("CLAWBOO_TOOL_APPROVAL_TIMEOUT_MS", "600000")],
-        );
-        server.send_request(
-            "tools/call",
-            json!({"name": "delete_path", "arguments": {"path": "/tmp/x"}}),
-        );
-        let id = pending(&db, 1)[0]["id"].as_str().unwrap().to_owned();
+        let (server, _, id) = waiting_call(&db, "600000");
         assert_eq!(end_session(server).code(), Some(0));
         let status = operator(&db, &["approvals", "--json"]);
         assert_eq!(status.json()["approvals"], json!([]), "{}", status.out);
@@ -280,16 +287,7 @@ fn an_unanswered_request_times_out_and_is_marked_expired() {
 fn a_waiter_killed_with_sigkill_leaves_the_queue_and_its_call_ends_abandoned() {
     let dir = TempDir::new("tools-sigkill");
     let db = dir.db_path();
-    let mut server = Server::spawn(
-        BIN,
-        &db,
-        &[FAST_POLL, ("CLAWBOO_TOOL_APPROVAL_TIMEOUT_MS", "600000")],
-    );
-    server.send_request(
-        "tools/call",
-        json!({"name": "delete_path", "arguments": {"path": "/tmp/x"}}),
-    );
-    let id = pending(&db, 1)[0]["id"].as_str().unwrap().to_owned();
+    let (server, _, id) = waiting_call(&db, "600000");
     let killed = Command::new("kill")
         .args(["-KILL", &server.pid().to_string()])
         .status()
@@ -553,16 +551,7 @@ fn operator_commands_explain_failures_and_change_nothing_twice() {
         usage.err
     );
 
-    let mut server = Server::spawn(
-        BIN,
-        &db,
-        &[FAST_POLL, ("CLAWBOO_TOOL_APPROVAL_TIMEOUT_MS", "30000")],
-    );
-    let call = server.send_request(
-        "tools/call",
-        json!({"name": "delete_path", "arguments": {"path": "/tmp/x"}}),
-    );
-    let id = pending(&db, 1)[0]["id"].as_str().unwrap().to_owned();
+    let (mut server, call, id) = waiting_call(&db, "30000");
     let first = operator(&db, &["deny", &id, "--json"]);
     assert_eq!(first.code, 0);
     assert_eq!(first.json()["approval"]["status"], "deny");

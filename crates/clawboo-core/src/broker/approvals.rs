@@ -351,7 +351,7 @@ pub enum ResolveError {
     )]
     Conflict {
         /// The row as it is.
-        row: ApprovalRow,
+        row: Box<ApprovalRow>,
         /// The decision that was not applied.
         asked: Resolution,
     },
@@ -401,7 +401,7 @@ pub fn resolve(
             changed: false,
         }),
         Step::Conflict(row) => Err(ResolveError::Conflict {
-            row,
+            row: Box::new(row),
             asked: resolution,
         }),
         Step::Recorded(row) => Ok(Resolved { row, changed: true }),

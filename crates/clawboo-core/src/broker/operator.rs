@@ -85,7 +85,7 @@ pub fn resolve(db: &Db, id: &str, resolution: Resolution) -> Result<Resolved, Re
             changed: resolved.changed,
         }),
         Err(ResolveError::Conflict { row, asked }) => Err(ResolveError::Conflict {
-            row: shown_approval(row),
+            row: Box::new(shown_approval(*row)),
             asked,
         }),
         Err(other) => Err(other),
