@@ -284,17 +284,15 @@ fn sweep(tx: &Connection, now: i64) -> rusqlite::Result<usize> {
         .query_map([now], from_row)?
         .collect::<rusqlite::Result<_>>()?;
     for row in &stale {
-        let end = if row.expires_at < now {
-            WaitEnd::Expired
+        let unrun = if row.expires_at < now {
+            WaitEnd::Expired.unrun()
         } else {
-            WaitEnd::Abandoned
+            Some((
+                Unrun::Abandoned,
+                "approval abandoned: the waiting caller stopped heart-beating (killed or frozen); the request was expired",
+            ))
         };
-        let why = if end == WaitEnd::Abandoned {
-            "approval abandoned: the waiting caller stopped heart-beating (killed or frozen); the request was expired"
-        } else {
-            end.why()
-        };
-        finish(tx, row, Status::Expired, Some((end.unrun(), why)), now)?;
+        finish(tx, row, Status::Expired, unrun, now)?;
     }
     Ok(stale.len())
 }
@@ -389,8 +387,7 @@ pub fn resolve(
         if row.status() != Status::Pending {
             return Ok(Step::Conflict(row));
         }
-        let unrun =
-            (wanted == Status::Deny).then_some((Unrun::Deny, "approval deny: refused by a person"));
+        let unrun = WaitEnd::from_status(wanted).and_then(WaitEnd::unrun);
         finish(tx, &row, wanted, unrun, now)?;
         Ok::<_, rusqlite::Error>(Step::Recorded(get(tx, id)?.unwrap_or(row)))
     })?;
@@ -478,27 +475,24 @@ impl WaitEnd {
 }
 
 impl WaitEnd {
-    /// The `after` row's decision for an end that does not run the call.
-    fn unrun(self) -> Unrun {
+    /// The `after` row (decision, summary) of a call whose wait ended this way without running
+    /// it; `None` for the ends that run it.
+    fn unrun(self) -> Option<(Unrun, &'static str)> {
         match self {
-            WaitEnd::Deny => Unrun::Deny,
-            WaitEnd::Timeout => Unrun::Timeout,
-            WaitEnd::Abandoned => Unrun::Abandoned,
-            WaitEnd::Expired | WaitEnd::AllowOnce | WaitEnd::AllowAlways => Unrun::Expired,
-        }
-    }
-
-    /// The `after` row's summary for an end that does not run the call.
-    fn why(self) -> &'static str {
-        match self {
-            WaitEnd::Timeout => "approval timeout: nobody decided while the caller waited",
-            WaitEnd::Abandoned => {
-                "approval abandoned: the caller's server shut down while it waited"
-            }
-            WaitEnd::Deny => "approval deny: refused by a person",
-            WaitEnd::Expired | WaitEnd::AllowOnce | WaitEnd::AllowAlways => {
-                "approval expired: nobody decided before the request lapsed"
-            }
+            WaitEnd::AllowOnce | WaitEnd::AllowAlways => None,
+            WaitEnd::Deny => Some((Unrun::Deny, "approval deny: refused by a person")),
+            WaitEnd::Timeout => Some((
+                Unrun::Timeout,
+                "approval timeout: nobody decided while the caller waited",
+            )),
+            WaitEnd::Expired => Some((
+                Unrun::Expired,
+                "approval expired: nobody decided before the request lapsed",
+            )),
+            WaitEnd::Abandoned => Some((
+                Unrun::Abandoned,
+                "approval abandoned: the caller's server shut down while it waited",
+            )),
         }
     }
 }
@@ -513,13 +507,7 @@ fn close_wait(db: &Db, id: &str, end: WaitEnd) -> rusqlite::Result<WaitEnd> {
         if let Some(decided) = WaitEnd::from_status(row.status()) {
             return Ok(decided);
         }
-        finish(
-            tx,
-            &row,
-            Status::Expired,
-            Some((end.unrun(), end.why())),
-            now_ms(),
-        )?;
+        finish(tx, &row, Status::Expired, end.unrun(), now_ms())?;
         Ok(end)
     })
 }
