@@ -402,6 +402,7 @@ fn a_file_written_by_the_reference_opens_and_every_row_reads() {
                 args: &json!({}),
                 reason: "destructive",
                 ttl: std::time::Duration::from_secs(60),
+                heartbeat: None,
             },
         )
         .unwrap();
