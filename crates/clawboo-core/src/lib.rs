@@ -8,6 +8,7 @@
 pub mod attach;
 pub mod board;
 pub mod broker;
+pub mod clawbrain;
 pub mod cli;
 pub mod db;
 pub mod http;
