@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use super::engine::{self, CreditRow, FileRow};
 use super::frontmatter::Frontmatter;
-use super::{Brain, BrainError, Delta, MemoryType, time, vault};
+use super::{Brain, BrainError, Delta, MemoryType, Refresh, time, vault};
 
 /// The knobs of `STRATEGY.md` (config names of the reference's docs).
 #[derive(Debug, Clone, PartialEq)]
@@ -160,7 +160,7 @@ impl Brain {
     /// row by the whole-or-more days since it was last accessed or last decayed.
     pub fn decay(&self, days: Option<f64>) -> Result<DecayReport, BrainError> {
         let (now_ms, now) = self.now();
-        self.in_vault(false, |tx, _| {
+        self.in_vault(Refresh::Skip, |tx, _| {
             let report = decay_in(tx, now_ms, &now, days)?;
             if report.decayed > 0 {
                 self.write_digest(tx, &self.strategy())?;
@@ -173,7 +173,7 @@ impl Brain {
     pub fn compact(&self) -> Result<CompactReport, BrainError> {
         let (now_ms, now) = self.now();
         let strategy = self.strategy();
-        self.in_vault(true, |tx, delta| {
+        self.in_vault(Refresh::Strict, |tx, delta| {
             let mut report = CompactReport {
                 consolidated: 0,
                 promoted: 0,

@@ -23,7 +23,11 @@
 //! - content and tags go through [`crate::scrub`] before they are written;
 //! - walk order is sorted paths; hidden entries, symlinks and `archive/` are never walked;
 //! - a malformed `.md` file fails every tool that reads the vault with the reference's text and
-//!   the file's path, except `memory_store` (which never needed it); CRLF and a BOM are accepted.
+//!   the file's path; CRLF and a BOM are accepted;
+//! - readers (retrieve, search, update, delete, report, compact) first re-index the files whose
+//!   stamp (mtime, size, inode) changed, so a hand edit is seen by the next call; `memory_store`,
+//!   feedback and decay touch only what they name and do not walk the vault (the `MEMORY.md` they
+//!   regenerate reflects the index as of the last reader).
 //!
 //! Guarantees: every operation that writes runs under `BEGIN IMMEDIATE` on `engine.db`, which
 //! serialises the vault's writers across processes; files are written atomically; an error leaves
@@ -398,6 +402,16 @@ pub struct Feedback {
     pub updated: Vec<engine::Moved>,
 }
 
+/// How an operation brings the index up to date with the files first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Refresh {
+    /// Re-index what changed; a malformed file is an error (every reader).
+    Strict,
+    /// Nothing: the operation reads no memory but the ones it names by path or id in the
+    /// credit tables (store, feedback, decay), so it stays O(1) in the vault's size.
+    Skip,
+}
+
 /// What a sync found on disk and what an operation wrote, applied to the in-process stamp cache
 /// only once the transaction commits.
 #[derive(Default)]
@@ -499,11 +513,11 @@ impl Brain {
         self.conn.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Runs `op` inside `BEGIN IMMEDIATE` after bringing the index up to date with the files
-    /// (`strict`: a malformed file is an error; else it is left out of the index).
+    /// Runs `op` inside `BEGIN IMMEDIATE`, after bringing the index up to date with the files
+    /// when `refresh` says so.
     fn in_vault<T>(
         &self,
-        strict: bool,
+        refresh: Refresh,
         op: impl FnOnce(&Connection, &mut Delta) -> Result<T, BrainError>,
     ) -> Result<T, BrainError> {
         let conn = self.conn();
@@ -514,7 +528,9 @@ impl Brain {
         let cache = known.get_or_insert_with(HashMap::new);
         let mut delta = Delta::default();
         let value = crate::db::immediate(&conn, |tx| {
-            self.sync(tx, cache, strict, &mut delta)?;
+            if refresh == Refresh::Strict {
+                self.sync(tx, cache, &mut delta)?;
+            }
             op(tx, &mut delta)
         })?;
         for rel in delta.gone {
@@ -526,12 +542,12 @@ impl Brain {
         Ok(value)
     }
 
-    /// Re-indexes every file whose stamp differs from the cache and drops vanished ones.
+    /// Re-indexes every file whose stamp differs from the cache and drops vanished ones; a file
+    /// that is not a memory is an error naming it.
     fn sync(
         &self,
         tx: &Connection,
         cache: &HashMap<String, Stamp>,
-        strict: bool,
         delta: &mut Delta,
     ) -> Result<(), BrainError> {
         let files = vault::walk(&self.root).map_err(|e| BrainError::io(&self.root, e))?;
@@ -562,13 +578,12 @@ impl Brain {
                     engine::upsert_file(tx, &row, *stamp)?;
                     delta.seen.push((rel.clone(), *stamp));
                 }
-                Err(e) if strict => {
+                Err(e) => {
                     return Err(BrainError::BadFile {
                         message: e.to_string(),
                         path: rel.clone(),
                     });
                 }
-                Err(_) => engine::remove_file(tx, rel)?,
             }
         }
         for rel in cache.keys().filter(|k| !live.contains(k.as_str())) {
@@ -728,7 +743,7 @@ impl Brain {
             pinned: new.pinned,
         };
         let strategy = self.strategy();
-        self.in_vault(false, |tx, delta| {
+        self.in_vault(Refresh::Skip, |tx, delta| {
             let stored = self.write_new(
                 tx,
                 delta,
@@ -748,7 +763,7 @@ impl Brain {
     pub fn retrieve(&self, id: &str) -> Result<Retrieved, BrainError> {
         let (_, now) = self.now();
         let strategy = self.strategy();
-        self.in_vault(true, |tx, _| {
+        self.in_vault(Refresh::Strict, |tx, _| {
             let row = Self::live(tx, id)?;
             engine::ensure_record(tx, &row.fm.id, &now, Self::row_defaults(&strategy))?;
             engine::touch(tx, &row.fm.id, &now)?;
@@ -796,7 +811,7 @@ impl Brain {
         }
         let (_, now) = self.now();
         let strategy = self.strategy();
-        self.in_vault(true, |tx, _| {
+        self.in_vault(Refresh::Strict, |tx, _| {
             let mut ranked: Vec<(f64, f64, engine::Candidate)> = engine::matches(tx, &q, kind)?
                 .into_iter()
                 .map(|c| {
@@ -852,7 +867,7 @@ impl Brain {
             return Err(BrainError::OnlySecrets);
         }
         let strategy = self.strategy();
-        self.in_vault(true, |tx, delta| {
+        self.in_vault(Refresh::Strict, |tx, delta| {
             let row = Self::live(tx, id)?;
             let previous = row.fm.updated.clone();
             let row = self.rewrite(tx, delta, row, &scrubbed, &now)?;
@@ -909,7 +924,7 @@ impl Brain {
     /// events but no longer counts as active.
     pub fn delete(&self, id: &str) -> Result<Archived, BrainError> {
         let strategy = self.strategy();
-        self.in_vault(true, |tx, delta| {
+        self.in_vault(Refresh::Strict, |tx, delta| {
             let row = Self::live(tx, id)?;
             let archive_path = self.archive_row(tx, delta, &row)?;
             self.write_digest(tx, &strategy)?;
@@ -931,7 +946,7 @@ impl Brain {
             }
         });
         let strategy = self.strategy();
-        self.in_vault(true, |tx, _| {
+        self.in_vault(Refresh::Strict, |tx, _| {
             let rows = engine::live_credits(tx)?;
             let to_row = |(c, name, _): &(engine::CreditRow, String, bool)| ReportRow {
                 id: c.id.clone(),
@@ -969,7 +984,7 @@ impl Brain {
         let session = session.unwrap_or(&self.session).to_owned();
         let (_, now) = self.now();
         let strategy = self.strategy();
-        self.in_vault(false, |tx, _| {
+        self.in_vault(Refresh::Skip, |tx, _| {
             let applied = engine::apply_outcome(
                 tx,
                 &session,
@@ -1001,7 +1016,7 @@ impl Brain {
     /// Regenerates `MEMORY.md` now (the reference host does this before a session).
     pub fn regenerate_digest(&self) -> Result<(), BrainError> {
         let strategy = self.strategy();
-        self.in_vault(true, |tx, _| self.write_digest(tx, &strategy))
+        self.in_vault(Refresh::Strict, |tx, _| self.write_digest(tx, &strategy))
     }
 }
 
