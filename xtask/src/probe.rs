@@ -2,7 +2,8 @@
 //!
 //! Builds the bins (release unless `--debug`), then for each: spawns it over stdio on a fresh
 //! temporary database, times `initialize` + `tools/list`, and checks the advertised name and tool
-//! count. Prints one line per server; fails on any mismatch.
+//! count; then the memory bin's `clawbrain` mode on a temporary vault (server `clawbrain`, the 7
+//! tools of seed 002 plus `memory_feedback`). Prints one line per server; fails on any mismatch.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -94,9 +95,57 @@ pub fn probe_bins(locate: impl Fn(&str) -> PathBuf) -> anyhow::Result<()> {
             failures.push(format!("{bin}: exited with {status} after stdin closed"));
         }
     }
+    probe_clawbrain(&locate, &mut failures);
     if !failures.is_empty() {
         bail!("probe failed:\n  {}", failures.join("\n  "));
     }
-    println!("probe: all {} servers answered", EXPECTED.len());
+    println!("probe: all {} servers and the clawbrain mode answered", EXPECTED.len());
     Ok(())
+}
+
+/// The seed-002 tools plus `memory_feedback`, served by `clawboo-mcp-memory clawbrain`.
+const CLAWBRAIN_TOOLS: [&str; 8] = [
+    "memory_store",
+    "memory_retrieve",
+    "memory_search",
+    "memory_update",
+    "memory_delete",
+    "credit_report",
+    "memory_compact",
+    "memory_feedback",
+];
+
+/// Probes `clawboo-mcp-memory clawbrain` on a fresh vault; one line, mismatches into `failures`.
+fn probe_clawbrain(locate: &impl Fn(&str) -> PathBuf, failures: &mut Vec<String>) {
+    let dir = TempDir::new("probe-clawbrain");
+    let vault = dir.path().join("memory").display().to_string();
+    let started = Instant::now();
+    let mut server = Server::spawn_program(
+        locate("clawboo-mcp-memory"),
+        &["clawbrain"],
+        &dir.db_path(),
+        &[("MEMORY_DIR", vault.as_str())],
+    );
+    let info = server.initialize();
+    let tools = server.list_tools();
+    let elapsed = started.elapsed();
+    let status = server.close();
+    let got_name = info["serverInfo"]["name"].as_str().unwrap_or("?");
+    let version = info["serverInfo"]["version"].as_str().unwrap_or("?");
+    println!(
+        "{:<22} {got_name:<18} {version:>8} {:>6} {:>8.1}",
+        "  … memory clawbrain",
+        tools.len(),
+        elapsed.as_secs_f64() * 1000.0
+    );
+    let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+    if got_name != "clawbrain" || version != "0.1.0" {
+        failures.push(format!("clawbrain mode: server {got_name:?} {version:?}, expected \"clawbrain\" \"0.1.0\""));
+    }
+    if names.len() != CLAWBRAIN_TOOLS.len() || CLAWBRAIN_TOOLS.iter().any(|t| !names.contains(t)) {
+        failures.push(format!("clawbrain mode: tools {names:?}, expected {CLAWBRAIN_TOOLS:?}"));
+    }
+    if !status.success() {
+        failures.push(format!("clawbrain mode: exited with {status} after stdin closed"));
+    }
 }
