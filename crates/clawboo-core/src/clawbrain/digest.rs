@@ -28,23 +28,31 @@ pub fn allocate_budget(bodies: &[&str], max_tokens: i64) -> Vec<usize> {
     picked
 }
 
+/// The sections, in order.
+const SECTIONS: [&str; 4] = ["People", "Projects", "Preferences", "Recent Episodes"];
+
+/// The index in [`SECTIONS`] a memory is rendered under; other entity categories are not rendered
+/// (they still use budget), as in the reference.
+fn section_of(row: &FileRow) -> Option<usize> {
+    if row.fm.kind == MemoryType::Episode {
+        return Some(3);
+    }
+    ["entity-people-", "entity-projects-", "entity-preferences-"]
+        .iter()
+        .position(|p| row.fm.id.starts_with(p))
+}
+
 /// The text of `MEMORY.md` for `rows` (already in priority order), within `budget` tokens.
 pub fn render(rows: &[(FileRow, Option<f64>)], budget: i64, initial_score: f64) -> String {
     let bodies: Vec<&str> = rows.iter().map(|(r, _)| r.body.as_str()).collect();
     let picked = allocate_budget(&bodies, budget);
-    let sections: [(&str, &dyn Fn(&FileRow) -> bool); 4] = [
-        ("People", &|r| r.fm.id.starts_with("entity-people-")),
-        ("Projects", &|r| r.fm.id.starts_with("entity-projects-")),
-        ("Preferences", &|r| r.fm.id.starts_with("entity-preferences-")),
-        ("Recent Episodes", &|r| r.fm.kind == MemoryType::Episode),
-    ];
     let mut lines = vec!["# MEMORY".to_owned(), String::new()];
     let mut any = false;
-    for (title, belongs) in sections {
+    for (section, title) in SECTIONS.iter().enumerate() {
         let members: Vec<&(FileRow, Option<f64>)> = picked
             .iter()
             .map(|&i| &rows[i])
-            .filter(|(r, _)| belongs(r))
+            .filter(|(r, _)| section_of(r) == Some(section))
             .collect();
         if members.is_empty() {
             continue;

@@ -93,7 +93,7 @@ impl Strategy {
                 "decay_rate" if v >= 0.0 => s.decay_rate = v,
                 "prune_threshold" if (0.0..=1.0).contains(&v) => s.prune_threshold = v,
                 "prune_min_age_days" if v >= 0.0 => s.prune_min_age_days = v,
-                "max_context_budget" if v >= 0.0 && v <= 1e9 => {
+                "max_context_budget" if (0.0..=1e9).contains(&v) => {
                     s.max_context_budget = v.floor() as i64;
                 }
                 "consolidation_interval" if v > 0.0 => s.consolidation_interval = Some(v),
@@ -416,7 +416,7 @@ fn decay_in(
     let rows = engine::decay_rows(tx)?;
     let mut targets = Vec::new();
     let details = match days {
-        Some(d) if !(d > 0.0) || !d.is_finite() => None,
+        Some(d) if d.is_nan() || d <= 0.0 || d.is_infinite() => None,
         Some(d) => {
             for (c, _) in &rows {
                 engine::set_decayed(tx, &c.id, c.score * (-c.decay_rate * d).exp(), now)?;

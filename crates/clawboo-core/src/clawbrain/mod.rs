@@ -39,7 +39,7 @@ mod engine;
 mod frontmatter;
 pub mod lifecycle;
 pub mod operator;
-pub mod time;
+mod time;
 mod vault;
 
 use std::collections::HashMap;
@@ -53,10 +53,11 @@ use serde::{Deserialize, Serialize};
 use crate::scrub;
 use engine::{FileRow, RowDefaults};
 use frontmatter::Frontmatter;
-use lifecycle::Strategy;
 use vault::Stamp;
 
 pub use digest::allocate_budget;
+pub use engine::Moved;
+pub use lifecycle::{CompactReport, DecayReport, Strategy};
 
 /// The default session when `SESSION_ID` is unset (the reference host uses the same).
 pub const DEFAULT_SESSION: &str = "local-session";
@@ -100,6 +101,9 @@ pub enum BrainError {
         /// The value, shortened and escaped.
         value: String,
     },
+    /// A name or category that the secret scrubber would mask.
+    #[error("{0} looks like a secret; choose a name that is not a credential")]
+    SecretSegment(&'static str),
     /// A bad tag.
     #[error("tags[{index}] {reason}")]
     BadTag {
@@ -399,7 +403,7 @@ pub struct Feedback {
     /// The resolved turn (`null` when the session had no open turn: nothing changed).
     pub turn_id: Option<i64>,
     /// Every memory it moved.
-    pub updated: Vec<engine::Moved>,
+    pub updated: Vec<Moved>,
 }
 
 /// How an operation brings the index up to date with the files first.
@@ -708,6 +712,11 @@ impl Brain {
     }
 
     fn store_at(&self, new: &NewMemory<'_>, at_ms: i64, now: &str) -> Result<Stored, BrainError> {
+        for (field, value) in [("name", Some(new.name)), ("category", new.category)] {
+            if value.is_some_and(|v| scrub::scrub_secrets(v) != v) {
+                return Err(BrainError::SecretSegment(field));
+            }
+        }
         let (category, rel, id) = match new.kind {
             MemoryType::Entity => {
                 let category = new
