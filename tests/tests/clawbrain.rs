@@ -53,7 +53,11 @@ impl Vault {
 
     fn score(&self, id: &str) -> f64 {
         self.db()
-            .query_row("SELECT score FROM credit_records WHERE id = ?1", [id], |r| r.get(0))
+            .query_row(
+                "SELECT score FROM credit_records WHERE id = ?1",
+                [id],
+                |r| r.get(0),
+            )
             .unwrap()
     }
 
@@ -70,7 +74,11 @@ impl Vault {
             .env("SESSION_ID", session)
             .output()
             .unwrap();
-        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         serde_json::from_slice(&out.stdout).unwrap()
     }
 }
@@ -118,7 +126,10 @@ fn clawbrain_mode_is_named_clawbrain_and_lists_eight_tools() {
         &[("MEMORY_DIR", root.as_str())],
     );
     let info = server.initialize();
-    assert_eq!(info["serverInfo"], json!({"name": "clawbrain", "version": "0.1.0"}));
+    assert_eq!(
+        info["serverInfo"],
+        json!({"name": "clawbrain", "version": "0.1.0"})
+    );
     let tools = server.list_tools();
     let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
     for name in SEED_TOOLS.iter().chain(&["memory_feedback"]) {
@@ -126,35 +137,88 @@ fn clawbrain_mode_is_named_clawbrain_and_lists_eight_tools() {
     }
     assert_eq!(names.len(), 8);
     let store = tools.iter().find(|t| t["name"] == "memory_store").unwrap();
-    assert_eq!(store["description"], "Store a memory entry as entity or episode.");
-    assert_eq!(store["inputSchema"]["required"], json!(["type", "name", "content"]));
-    assert_eq!(store["inputSchema"]["properties"]["type"]["enum"], json!(["entity", "episode"]));
-    let feedback = tools.iter().find(|t| t["name"] == "memory_feedback").unwrap();
+    assert_eq!(
+        store["description"],
+        "Store a memory entry as entity or episode."
+    );
+    assert_eq!(
+        store["inputSchema"]["required"],
+        json!(["type", "name", "content"])
+    );
+    assert_eq!(
+        store["inputSchema"]["properties"]["type"]["enum"],
+        json!(["entity", "episode"])
+    );
+    let feedback = tools
+        .iter()
+        .find(|t| t["name"] == "memory_feedback")
+        .unwrap();
     assert_eq!(
         feedback["inputSchema"]["properties"]["signal"]["enum"],
-        json!(["task_completed", "positive_feedback", "tool_success", "user_correction", "session_abandoned"])
+        json!([
+            "task_completed",
+            "positive_feedback",
+            "tool_success",
+            "user_correction",
+            "session_abandoned"
+        ])
     );
-    assert!(!v.dir.db_path().exists(), "the clawbrain mode never opens the shared database");
+    assert!(
+        !v.dir.db_path().exists(),
+        "the clawbrain mode never opens the shared database"
+    );
 }
 
 #[test]
 fn s1_to_s4_store_writes_the_reference_file_and_refuses_duplicates() {
     let v = Vault::new();
     let mut s = v.spawn();
-    let stored = entity(&mut s, "people", "alice-chen", "# Alice Chen\n\n- ML engineer", &["ml-team"]);
+    let stored = entity(
+        &mut s,
+        "people",
+        "alice-chen",
+        "# Alice Chen\n\n- ML engineer",
+        &["ml-team"],
+    );
     assert_eq!(
         stored,
         json!({"id": "entity-people-alice-chen", "path": "entities/people/alice-chen.md", "created": true})
     );
     let text = v.file("entities/people/alice-chen.md");
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines[..4], ["---", "id: entity-people-alice-chen", "type: entity", "category: people"]);
+    assert_eq!(
+        lines[..4],
+        [
+            "---",
+            "id: entity-people-alice-chen",
+            "type: entity",
+            "category: people"
+        ]
+    );
     assert_eq!(lines[4], "tags: [\"ml-team\"]");
     assert!(lines[5].starts_with("created: ") && lines[5].ends_with('Z') && lines[5].len() == 33);
-    assert_eq!(lines[5][9..], lines[6][9..], "created == updated on creation");
-    assert_eq!(lines[7..], ["pinned: false", "---", "", "# Alice Chen", "", "- ML engineer"]);
+    assert_eq!(
+        lines[5][9..],
+        lines[6][9..],
+        "created == updated on creation"
+    );
+    assert_eq!(
+        lines[7..],
+        [
+            "pinned: false",
+            "---",
+            "",
+            "# Alice Chen",
+            "",
+            "- ML engineer"
+        ]
+    );
     assert_eq!(v.score("entity-people-alice-chen"), 0.5);
-    let got = ok(&mut s, "memory_retrieve", json!({"id": "entity-people-alice-chen"}));
+    let got = ok(
+        &mut s,
+        "memory_retrieve",
+        json!({"id": "entity-people-alice-chen"}),
+    );
     assert_eq!(got["type"], "entity");
     assert_eq!(got["category"], "people");
     assert_eq!(got["tags"], json!(["ml-team"]));
@@ -163,32 +227,68 @@ fn s1_to_s4_store_writes_the_reference_file_and_refuses_duplicates() {
     assert_eq!(
         keys,
         [
-            "id", "type", "category", "name", "path", "content", "tags", "credit_score",
-            "access_count", "created_at", "last_accessed", "created", "updated", "pinned"
+            "id",
+            "type",
+            "category",
+            "name",
+            "path",
+            "content",
+            "tags",
+            "credit_score",
+            "access_count",
+            "created_at",
+            "last_accessed",
+            "created",
+            "updated",
+            "pinned"
         ]
     );
     assert_eq!(
-        err(&mut s, "memory_store", json!({"type": "entity", "category": "people", "name": "alice-chen", "content": "again"})),
+        err(
+            &mut s,
+            "memory_store",
+            json!({"type": "entity", "category": "people", "name": "alice-chen", "content": "again"})
+        ),
         "Memory already exists at entities/people/alice-chen.md. Use update instead."
     );
     assert_eq!(
-        err(&mut s, "memory_store", json!({"type": "entity", "name": "x", "content": "y"})),
+        err(
+            &mut s,
+            "memory_store",
+            json!({"type": "entity", "name": "x", "content": "y"})
+        ),
         "category is required when type is entity"
     );
     assert_eq!(
-        err(&mut s, "memory_store", json!({"type": "entity", "category": "", "name": "x", "content": "y"})),
+        err(
+            &mut s,
+            "memory_store",
+            json!({"type": "entity", "category": "", "name": "x", "content": "y"})
+        ),
         "category is required when type is entity"
     );
     assert!(
-        err(&mut s, "memory_store", json!({"type": "fact", "name": "x", "content": "y"}))
-            .starts_with("invalid args: type")
+        err(
+            &mut s,
+            "memory_store",
+            json!({"type": "fact", "name": "x", "content": "y"})
+        )
+        .starts_with("invalid args: type")
     );
-    let ep = ok(&mut s, "memory_store", json!({"type": "episode", "category": "whatever", "name": "test-ep", "content": "- hi"}));
+    let ep = ok(
+        &mut s,
+        "memory_store",
+        json!({"type": "episode", "category": "whatever", "name": "test-ep", "content": "- hi"}),
+    );
     let month = &lines[5][9..16];
     assert_eq!(ep["id"], format!("episode-{month}-test-ep"));
     assert_eq!(ep["path"], format!("episodes/{month}/test-ep.md"));
     assert_eq!(
-        err(&mut s, "memory_store", json!({"type": "episode", "name": "test-ep", "content": "- again"})),
+        err(
+            &mut s,
+            "memory_store",
+            json!({"type": "episode", "name": "test-ep", "content": "- again"})
+        ),
         format!("Memory already exists at episodes/{month}/test-ep.md. Use update instead.")
     );
 }
@@ -204,25 +304,52 @@ fn s6_s16_s17_unknown_ids_archive_and_pinned() {
         );
     }
     assert_eq!(
-        err(&mut s, "memory_update", json!({"id": "entity-people-nobody", "content": "x"})),
+        err(
+            &mut s,
+            "memory_update",
+            json!({"id": "entity-people-nobody", "content": "x"})
+        ),
         "Memory not found: entity-people-nobody"
     );
     entity(&mut s, "projects", "cleanup-target", "legacy", &[]);
-    let archived = ok(&mut s, "memory_delete", json!({"id": "entity-projects-cleanup-target"}));
+    let archived = ok(
+        &mut s,
+        "memory_delete",
+        json!({"id": "entity-projects-cleanup-target"}),
+    );
     assert_eq!(
         archived,
         json!({"id": "entity-projects-cleanup-target", "archived": true, "archive_path": "archive/entities/projects/cleanup-target.md"})
     );
-    assert!(v.file("archive/entities/projects/cleanup-target.md").contains("legacy"));
+    assert!(
+        v.file("archive/entities/projects/cleanup-target.md")
+            .contains("legacy")
+    );
     assert_eq!(
-        err(&mut s, "memory_retrieve", json!({"id": "entity-projects-cleanup-target"})),
+        err(
+            &mut s,
+            "memory_retrieve",
+            json!({"id": "entity-projects-cleanup-target"})
+        ),
         "Memory not found: entity-projects-cleanup-target"
     );
-    assert_eq!(v.score("entity-projects-cleanup-target"), 0.5, "the credit row is kept for audit");
-    assert_eq!(ok(&mut s, "credit_report", json!({}))["total_memories"], 0);
-    ok(&mut s, "memory_store", json!({"type": "entity", "category": "projects", "name": "pinned-one", "content": "keep", "pinned": true}));
     assert_eq!(
-        err(&mut s, "memory_delete", json!({"id": "entity-projects-pinned-one"})),
+        v.score("entity-projects-cleanup-target"),
+        0.5,
+        "the credit row is kept for audit"
+    );
+    assert_eq!(ok(&mut s, "credit_report", json!({}))["total_memories"], 0);
+    ok(
+        &mut s,
+        "memory_store",
+        json!({"type": "entity", "category": "projects", "name": "pinned-one", "content": "keep", "pinned": true}),
+    );
+    assert_eq!(
+        err(
+            &mut s,
+            "memory_delete",
+            json!({"id": "entity-projects-pinned-one"})
+        ),
         "Cannot archive pinned memory: entity-projects-pinned-one"
     );
     assert!(v.root().join("entities/projects/pinned-one.md").is_file());
@@ -232,34 +359,99 @@ fn s6_s16_s17_unknown_ids_archive_and_pinned() {
 fn s7_to_s11_search_relevance_filters_and_edges() {
     let v = Vault::new();
     let mut s = v.spawn();
-    entity(&mut s, "preferences", "typescript-style", "Use strict mode", &["typescript"]);
-    entity(&mut s, "projects", "nanobrain", "Model agnostic assistant", &["assistant"]);
+    entity(
+        &mut s,
+        "preferences",
+        "typescript-style",
+        "Use strict mode",
+        &["typescript"],
+    );
+    entity(
+        &mut s,
+        "projects",
+        "nanobrain",
+        "Model agnostic assistant",
+        &["assistant"],
+    );
     let found = ok(&mut s, "memory_search", json!({"query": "typescript"}));
-    assert_eq!(found["results"][0]["id"], "entity-preferences-typescript-style");
+    assert_eq!(
+        found["results"][0]["id"],
+        "entity-preferences-typescript-style"
+    );
     assert_eq!(found["results"][0]["relevance_score"], 1.0);
     let found = ok(&mut s, "memory_search", json!({"query": "agnostic"}));
     assert_eq!(
         found["results"][0],
         json!({"id": "entity-projects-nanobrain", "name": "nanobrain", "type": "entity", "snippet": "Model agnostic assistant", "credit_score": 0.5, "relevance_score": 0.5, "combined_score": 0.5})
     );
-    entity(&mut s, "projects", "apple-entity-one", "- entity entry", &[]);
-    entity(&mut s, "projects", "apple-entity-two", "- entity entry", &[]);
-    ok(&mut s, "memory_store", json!({"type": "episode", "name": "notes-session", "content": "- discussed apple rollout timeline"}));
-    let found = ok(&mut s, "memory_search", json!({"query": "apple", "type": "episode", "limit": 1}));
+    entity(
+        &mut s,
+        "projects",
+        "apple-entity-one",
+        "- entity entry",
+        &[],
+    );
+    entity(
+        &mut s,
+        "projects",
+        "apple-entity-two",
+        "- entity entry",
+        &[],
+    );
+    ok(
+        &mut s,
+        "memory_store",
+        json!({"type": "episode", "name": "notes-session", "content": "- discussed apple rollout timeline"}),
+    );
+    let found = ok(
+        &mut s,
+        "memory_search",
+        json!({"query": "apple", "type": "episode", "limit": 1}),
+    );
     assert_eq!(found["total_matches"], 1);
     assert_eq!(found["results"][0]["type"], "episode");
     assert_eq!(found["results"][0]["combined_score"], 0.5);
-    let all = ok(&mut s, "memory_search", json!({"query": "apple", "type": null, "limit": 1}));
-    assert_eq!((all["total_matches"].as_u64(), all["results"].as_array().unwrap().len()), (Some(3), 1));
-    assert_eq!(ok(&mut s, "memory_search", json!({"query": "   "})), json!({"results": [], "total_matches": 0}));
-    assert_eq!(ok(&mut s, "memory_search", json!({"query": "e", "limit": 0}))["results"].as_array().unwrap().len(), 1);
+    let all = ok(
+        &mut s,
+        "memory_search",
+        json!({"query": "apple", "type": null, "limit": 1}),
+    );
+    assert_eq!(
+        (
+            all["total_matches"].as_u64(),
+            all["results"].as_array().unwrap().len()
+        ),
+        (Some(3), 1)
+    );
+    assert_eq!(
+        ok(&mut s, "memory_search", json!({"query": "   "})),
+        json!({"results": [], "total_matches": 0})
+    );
+    assert_eq!(
+        ok(&mut s, "memory_search", json!({"query": "e", "limit": 0}))["results"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
     for i in 0..22 {
         entity(&mut s, "projects", &format!("bulk-{i}"), "bulk entry", &[]);
     }
-    let many = ok(&mut s, "memory_search", json!({"query": "bulk", "limit": 50}));
+    let many = ok(
+        &mut s,
+        "memory_search",
+        json!({"query": "bulk", "limit": 50}),
+    );
     assert_eq!(many["results"].as_array().unwrap().len(), 20);
     assert_eq!(many["total_matches"], 22, "the true count, not the page");
-    assert!(err(&mut s, "memory_search", json!({"query": "x", "type": "fact"})).starts_with("invalid args: type"));
+    assert!(
+        err(
+            &mut s,
+            "memory_search",
+            json!({"query": "x", "type": "fact"})
+        )
+        .starts_with("invalid args: type")
+    );
     assert!(err(&mut s, "memory_search", json!({})).starts_with("invalid args: query"));
 }
 
@@ -267,16 +459,35 @@ fn s7_to_s11_search_relevance_filters_and_edges() {
 fn s10_credit_weighting_orders_equal_credit_by_relevance() {
     let v = Vault::new();
     let mut s = v.spawn();
-    entity(&mut s, "projects", "nanobrain-search", "search strategy details", &["search"]);
-    entity(&mut s, "projects", "nanobrain-ranking", "ranking strategy details", &["search"]);
-    let found = ok(&mut s, "memory_search", json!({"query": "search", "limit": 2}));
+    entity(
+        &mut s,
+        "projects",
+        "nanobrain-search",
+        "search strategy details",
+        &["search"],
+    );
+    entity(
+        &mut s,
+        "projects",
+        "nanobrain-ranking",
+        "ranking strategy details",
+        &["search"],
+    );
+    let found = ok(
+        &mut s,
+        "memory_search",
+        json!({"query": "search", "limit": 2}),
+    );
     let combined: Vec<f64> = found["results"]
         .as_array()
         .unwrap()
         .iter()
         .map(|r| r["combined_score"].as_f64().unwrap())
         .collect();
-    assert_eq!(found["results"][0]["id"], "entity-projects-nanobrain-search");
+    assert_eq!(
+        found["results"][0]["id"],
+        "entity-projects-nanobrain-search"
+    );
     assert_eq!(combined, [0.7, 0.6200000000000001]);
 }
 
@@ -286,21 +497,50 @@ fn s12_s15_update_keeps_frontmatter_and_reports_contradictions() {
     let mut s = v.spawn();
     entity(&mut s, "projects", "nanobrain", "v1 scope", &["core"]);
     let before = v.file("entities/projects/nanobrain.md");
-    let out = ok(&mut s, "memory_update", json!({"id": "entity-projects-nanobrain", "content": "v2 scope"}));
+    let out = ok(
+        &mut s,
+        "memory_update",
+        json!({"id": "entity-projects-nanobrain", "content": "v2 scope"}),
+    );
     let created_line = before.lines().find(|l| l.starts_with("created: ")).unwrap();
-    assert_eq!(out["previous_updated_at"], created_line["created: ".len()..]);
+    assert_eq!(
+        out["previous_updated_at"],
+        created_line["created: ".len()..]
+    );
     assert_eq!(out["updated"], true);
     assert_eq!(out["contradiction"], json!({"hasContradiction": false}));
     let after = v.file("entities/projects/nanobrain.md");
-    assert!(after.contains(created_line) && after.contains("tags: [\"core\"]") && after.ends_with("\n\nv2 scope\n"));
-    entity(&mut s, "projects", "nanobrain-search", "search strategy details", &[]);
-    let out = ok(&mut s, "memory_update", json!({"id": "entity-projects-nanobrain", "content": "Feature is not enabled."}));
+    assert!(
+        after.contains(created_line)
+            && after.contains("tags: [\"core\"]")
+            && after.ends_with("\n\nv2 scope\n")
+    );
+    entity(
+        &mut s,
+        "projects",
+        "nanobrain-search",
+        "search strategy details",
+        &[],
+    );
+    let out = ok(
+        &mut s,
+        "memory_update",
+        json!({"id": "entity-projects-nanobrain", "content": "Feature is not enabled."}),
+    );
     assert_eq!(
         out["contradiction"],
         json!({"hasContradiction": true, "conflictingId": "entity-projects-nanobrain-search", "suggestion": "Review both entries and reconcile the conflicting claim."})
     );
-    let ep = ok(&mut s, "memory_store", json!({"type": "episode", "name": "nanobrain-ep", "content": "x"}));
-    let out = ok(&mut s, "memory_update", json!({"id": ep["id"], "content": "Feature is not enabled."}));
+    let ep = ok(
+        &mut s,
+        "memory_store",
+        json!({"type": "episode", "name": "nanobrain-ep", "content": "x"}),
+    );
+    let out = ok(
+        &mut s,
+        "memory_update",
+        json!({"id": ep["id"], "content": "Feature is not enabled."}),
+    );
     assert!(out.get("contradiction").is_none());
 }
 
@@ -308,27 +548,66 @@ fn s12_s15_update_keeps_frontmatter_and_reports_contradictions() {
 fn s26_compact_cascades_and_credit_report_has_the_seed_keys() {
     let v = Vault::new();
     let mut s = v.spawn();
-    let first = ok(&mut s, "memory_store", json!({"type": "episode", "name": "auth-one", "content": "- fixed login", "tags": ["auth"]}));
-    ok(&mut s, "memory_store", json!({"type": "episode", "name": "auth-two", "content": "- traced token", "tags": ["auth", "debug"]}));
+    let first = ok(
+        &mut s,
+        "memory_store",
+        json!({"type": "episode", "name": "auth-one", "content": "- fixed login", "tags": ["auth"]}),
+    );
+    ok(
+        &mut s,
+        "memory_store",
+        json!({"type": "episode", "name": "auth-two", "content": "- traced token", "tags": ["auth", "debug"]}),
+    );
     let report = ok(&mut s, "memory_compact", json!({}));
-    assert_eq!((report["consolidated"].as_u64(), report["promoted"].as_u64(), report["pruned"].as_u64()), (Some(1), Some(1), Some(0)));
-    let details: Vec<&str> = report["details"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    assert_eq!(
+        (
+            report["consolidated"].as_u64(),
+            report["promoted"].as_u64(),
+            report["pruned"].as_u64()
+        ),
+        (Some(1), Some(1), Some(0))
+    );
+    let details: Vec<&str> = report["details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
     assert_eq!(details.len(), 2, "{details:?}");
-    assert!(details[0].starts_with("Merged 2 episodes on ") && details[0].ends_with("(score: 1.000)"));
+    assert!(
+        details[0].starts_with("Merged 2 episodes on ") && details[0].ends_with("(score: 1.000)")
+    );
     let month = &first["id"].as_str().unwrap()["episode-".len().."episode-".len() + 7];
     let merged = format!("episode-{month}-auth-one-merged-");
-    assert!(details[1].starts_with(&format!("Promoted 2 facts from {merged}")), "{}", details[1]);
+    assert!(
+        details[1].starts_with(&format!("Promoted 2 facts from {merged}")),
+        "{}",
+        details[1]
+    );
     assert!(details[1].ends_with("(score: 0.750)"));
     let report = ok(&mut s, "credit_report", json!({"top_n": 0}));
     let keys: Vec<&String> = report.as_object().unwrap().keys().collect();
     assert_eq!(
         keys,
-        ["total_memories", "avg_score", "top", "bottom", "prune_candidates", "last_consolidation", "last_pruning"]
+        [
+            "total_memories",
+            "avg_score",
+            "top",
+            "bottom",
+            "prune_candidates",
+            "last_consolidation",
+            "last_pruning"
+        ]
     );
     assert_eq!(report["total_memories"], 2);
     assert_eq!(report["top"].as_array().unwrap().len(), 1);
     assert_eq!(report["top"][0]["score"], 0.75);
-    assert!(report["top"][0]["name"].as_str().unwrap().starts_with("promoted-auth-one-merged-"));
+    assert!(
+        report["top"][0]["name"]
+            .as_str()
+            .unwrap()
+            .starts_with("promoted-auth-one-merged-")
+    );
     assert_eq!(report["bottom"][0]["score"], 0.69);
     assert!(report["last_consolidation"].is_string());
     assert!(report["last_pruning"].is_null());
@@ -341,7 +620,10 @@ fn s26_compact_cascades_and_credit_report_has_the_seed_keys() {
         .collect::<Result<_, _>>()
         .unwrap();
     assert_eq!(actions, ["consolidate", "promote"]);
-    assert!(v.file("MEMORY.md").contains("## Projects\n\n### promoted-auth-one-merged-"));
+    assert!(
+        v.file("MEMORY.md")
+            .contains("## Projects\n\n### promoted-auth-one-merged-")
+    );
 }
 
 #[test]
@@ -352,35 +634,82 @@ fn feedback_after_a_search_moves_exactly_the_returned_memories_and_reorders_the_
     entity(&mut s, "projects", "kiwi-alpha", "about kiwi", &[]);
     entity(&mut s, "projects", "kiwi-beta", "about kiwi", &[]);
     entity(&mut s, "projects", "other", "unrelated", &[]);
-    let first = ok(&mut s, "memory_search", json!({"query": "kiwi", "limit": 1}));
+    let first = ok(
+        &mut s,
+        "memory_search",
+        json!({"query": "kiwi", "limit": 1}),
+    );
     let top = first["results"][0]["id"].as_str().unwrap().to_owned();
-    let runner_up = if top.ends_with("alpha") { "entity-projects-kiwi-beta" } else { "entity-projects-kiwi-alpha" };
-    let fb = ok(&mut s, "memory_feedback", json!({"signal": "user_correction"}));
-    assert_eq!(fb["updated"], json!([{"id": top, "old_score": 0.5, "new_score": 0.04999999999999999}]));
+    let runner_up = if top.ends_with("alpha") {
+        "entity-projects-kiwi-beta"
+    } else {
+        "entity-projects-kiwi-alpha"
+    };
+    let fb = ok(
+        &mut s,
+        "memory_feedback",
+        json!({"signal": "user_correction"}),
+    );
+    assert_eq!(
+        fb["updated"],
+        json!([{"id": top, "old_score": 0.5, "new_score": 0.04999999999999999}])
+    );
     assert_eq!(v.score(runner_up), 0.5);
     assert_eq!(v.score("entity-projects-other"), 0.5);
-    let again = ok(&mut s, "memory_search", json!({"query": "kiwi", "limit": 2}));
-    assert_eq!(again["results"][0]["id"], runner_up, "the corrected memory dropped");
+    let again = ok(
+        &mut s,
+        "memory_search",
+        json!({"query": "kiwi", "limit": 2}),
+    );
+    assert_eq!(
+        again["results"][0]["id"], runner_up,
+        "the corrected memory dropped"
+    );
     // Both returned: shared reward 0.5/√2, clamped at 1 however often it repeats.
     for _ in 0..6 {
-        ok(&mut s, "memory_search", json!({"query": "kiwi", "limit": 2}));
-        ok(&mut s, "memory_feedback", json!({"signal": "task_completed"}));
+        ok(
+            &mut s,
+            "memory_search",
+            json!({"query": "kiwi", "limit": 2}),
+        );
+        ok(
+            &mut s,
+            "memory_feedback",
+            json!({"signal": "task_completed"}),
+        );
     }
     let fixed_point = 0.5 / 2f64.sqrt();
     assert!((v.score(runner_up) - fixed_point).abs() < 0.02);
     for _ in 0..8 {
-        ok(&mut s, "memory_search", json!({"query": "kiwi", "limit": 2}));
-        ok(&mut s, "memory_feedback", json!({"signal": "user_correction"}));
+        ok(
+            &mut s,
+            "memory_search",
+            json!({"query": "kiwi", "limit": 2}),
+        );
+        ok(
+            &mut s,
+            "memory_feedback",
+            json!({"signal": "user_correction"}),
+        );
     }
     assert_eq!(v.score(runner_up), 0.0, "clamped at 0, never negative");
     // The turn of the second search was never resolved: an outcome reaches it once, then none.
     let older = ok(&mut s, "memory_feedback", json!({"signal": "tool_success"}));
     assert_eq!(older["updated"].as_array().unwrap().len(), 2);
     let none = ok(&mut s, "memory_feedback", json!({"signal": "tool_success"}));
-    assert_eq!((none["turn_id"].clone(), none["updated"].clone()), (Value::Null, json!([])));
-    let events: i64 = v.db().query_row("SELECT COUNT(*) FROM credit_events", [], |r| r.get(0)).unwrap();
+    assert_eq!(
+        (none["turn_id"].clone(), none["updated"].clone()),
+        (Value::Null, json!([]))
+    );
+    let events: i64 = v
+        .db()
+        .query_row("SELECT COUNT(*) FROM credit_events", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(events, 1 + 6 * 2 + 8 * 2 + 2);
-    assert!(err(&mut s, "memory_feedback", json!({"signal": "great"})).starts_with("invalid args: signal"));
+    assert!(
+        err(&mut s, "memory_feedback", json!({"signal": "great"}))
+            .starts_with("invalid args: signal")
+    );
 }
 
 #[test]
@@ -393,7 +722,10 @@ fn the_feedback_and_decay_commands_close_the_loop_for_scripts() {
     let out = v.command(&["feedback", "positive_feedback"], "hook-session");
     assert_eq!(out["updated"][0]["id"], "entity-projects-fig-one");
     assert_eq!(out["updated"][0]["new_score"], 0.5 * 0.9 + 0.1 * 0.3);
-    let elsewhere = v.command(&["feedback", "task_completed", "--session", "other"], "hook-session");
+    let elsewhere = v.command(
+        &["feedback", "task_completed", "--session", "other"],
+        "hook-session",
+    );
     assert_eq!(elsewhere["updated"], json!([]));
     // Ten days without access for "untouched" (as if the clock had moved): decay lowers it only.
     v.db()
@@ -403,7 +735,14 @@ fn the_feedback_and_decay_commands_close_the_loop_for_scripts() {
     assert_eq!(decayed["decayed"], 1);
     assert!(v.score("entity-projects-untouched") < 0.5);
     assert_eq!(v.score("entity-projects-fig-one"), 0.48);
-    let rows: i64 = v.db().query_row("SELECT COUNT(*) FROM lifecycle_log WHERE action = 'decay'", [], |r| r.get(0)).unwrap();
+    let rows: i64 = v
+        .db()
+        .query_row(
+            "SELECT COUNT(*) FROM lifecycle_log WHERE action = 'decay'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
     assert_eq!(rows, 1);
     let fixed = v.command(&["decay", "--days", "7"], "hook-session");
     assert_eq!(fixed["details"], "Applied decay for 7 day(s)");
@@ -420,22 +759,63 @@ fn the_feedback_and_decay_commands_close_the_loop_for_scripts() {
 fn hostile_names_and_categories_are_tool_errors_and_write_nothing_outside() {
     let v = Vault::new();
     let mut s = v.spawn();
-    let hostile = ["../escape", "../../etc/x", "/abs", "a/b", "a\\b", "C:\\x", "a\u{0}b", "UPPER", "..", "a b"];
+    let hostile = [
+        "../escape",
+        "../../etc/x",
+        "/abs",
+        "a/b",
+        "a\\b",
+        "C:\\x",
+        "a\u{0}b",
+        "UPPER",
+        "..",
+        "a b",
+    ];
     for bad in hostile {
-        let by_name = err(&mut s, "memory_store", json!({"type": "entity", "category": "people", "name": bad, "content": "x"}));
-        assert!(by_name.starts_with("name must be kebab-case"), "{bad:?}: {by_name}");
-        let by_category = err(&mut s, "memory_store", json!({"type": "entity", "category": bad, "name": "ok", "content": "x"}));
-        assert!(by_category.starts_with("category must be kebab-case"), "{bad:?}: {by_category}");
-        let episode = err(&mut s, "memory_store", json!({"type": "episode", "name": bad, "content": "x"}));
+        let by_name = err(
+            &mut s,
+            "memory_store",
+            json!({"type": "entity", "category": "people", "name": bad, "content": "x"}),
+        );
+        assert!(
+            by_name.starts_with("name must be kebab-case"),
+            "{bad:?}: {by_name}"
+        );
+        let by_category = err(
+            &mut s,
+            "memory_store",
+            json!({"type": "entity", "category": bad, "name": "ok", "content": "x"}),
+        );
+        assert!(
+            by_category.starts_with("category must be kebab-case"),
+            "{bad:?}: {by_category}"
+        );
+        let episode = err(
+            &mut s,
+            "memory_store",
+            json!({"type": "episode", "name": bad, "content": "x"}),
+        );
         assert!(episode.starts_with("name must be kebab-case"));
         for tool in ["memory_retrieve", "memory_delete"] {
-            assert_eq!(err(&mut s, tool, json!({"id": bad})), format!("Memory not found: {bad}"));
+            assert_eq!(
+                err(&mut s, tool, json!({"id": bad})),
+                format!("Memory not found: {bad}")
+            );
         }
     }
-    let beside: Vec<_> = std::fs::read_dir(v.dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let beside: Vec<_> = std::fs::read_dir(v.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     assert_eq!(beside, ["memory"]);
-    let inside: Vec<_> = std::fs::read_dir(v.root()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
-    assert!(inside.iter().all(|n| n.starts_with("engine.db")), "{inside:?}");
+    let inside: Vec<_> = std::fs::read_dir(v.root())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert!(
+        inside.iter().all(|n| n.starts_with("engine.db")),
+        "{inside:?}"
+    );
 }
 
 #[test]
@@ -444,17 +824,30 @@ fn a_malformed_file_is_named_in_the_error_and_a_hand_edit_is_searchable() {
     let mut s = v.spawn();
     entity(&mut s, "projects", "plain", "first words", &[]);
     let path = v.root().join("entities/projects/plain.md");
-    let edited = v.file("entities/projects/plain.md").replace("first words", "mango season");
+    let edited = v
+        .file("entities/projects/plain.md")
+        .replace("first words", "mango season");
     std::fs::write(&path, edited).unwrap();
-    assert_eq!(ok(&mut s, "memory_search", json!({"query": "mango"}))["total_matches"], 1);
+    assert_eq!(
+        ok(&mut s, "memory_search", json!({"query": "mango"}))["total_matches"],
+        1
+    );
     std::fs::write(v.root().join("entities/projects/junk.md"), "---\nid: x\n").unwrap();
     assert_eq!(
         err(&mut s, "memory_search", json!({"query": "mango"})),
         "Invalid frontmatter format (entities/projects/junk.md)"
     );
-    std::fs::write(v.root().join("entities/projects/junk.md"), "---\nid: x\n---\nbody").unwrap();
+    std::fs::write(
+        v.root().join("entities/projects/junk.md"),
+        "---\nid: x\n---\nbody",
+    )
+    .unwrap();
     assert_eq!(
-        err(&mut s, "memory_retrieve", json!({"id": "entity-projects-plain"})),
+        err(
+            &mut s,
+            "memory_retrieve",
+            json!({"id": "entity-projects-plain"})
+        ),
         "Incomplete frontmatter metadata (entities/projects/junk.md)"
     );
 }
@@ -464,26 +857,71 @@ fn the_vault_we_write_has_the_reference_tables_and_columns() {
     let v = Vault::new();
     let mut s = v.spawn();
     entity(&mut s, "people", "bob", "Bob", &[]);
-    ok(&mut s, "memory_retrieve", json!({"id": "entity-people-bob"}));
+    ok(
+        &mut s,
+        "memory_retrieve",
+        json!({"id": "entity-people-bob"}),
+    );
     let db = v.db();
     let columns = |table: &str| -> Vec<String> {
-        db.prepare(&format!("SELECT name FROM pragma_table_info('{table}') ORDER BY cid"))
-            .unwrap()
-            .query_map([], |r| r.get(0))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap()
+        db.prepare(&format!(
+            "SELECT name FROM pragma_table_info('{table}') ORDER BY cid"
+        ))
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
     };
-    assert_eq!(columns("credit_records"), ["id", "score", "access_count", "created_at", "last_accessed", "decay_rate"]);
+    assert_eq!(
+        columns("credit_records"),
+        [
+            "id",
+            "score",
+            "access_count",
+            "created_at",
+            "last_accessed",
+            "decay_rate"
+        ]
+    );
     assert_eq!(
         columns("credit_events"),
-        ["id", "memory_id", "event_type", "reward", "old_score", "new_score", "session_id", "created_at"]
+        [
+            "id",
+            "memory_id",
+            "event_type",
+            "reward",
+            "old_score",
+            "new_score",
+            "session_id",
+            "created_at"
+        ]
     );
-    assert_eq!(columns("turn_records"), ["id", "session_id", "retrieved_memory_ids", "outcome", "created_at"]);
-    assert_eq!(columns("lifecycle_log"), ["id", "action", "target_ids", "details", "created_at"]);
+    assert_eq!(
+        columns("turn_records"),
+        [
+            "id",
+            "session_id",
+            "retrieved_memory_ids",
+            "outcome",
+            "created_at"
+        ]
+    );
+    assert_eq!(
+        columns("lifecycle_log"),
+        ["id", "action", "target_ids", "details", "created_at"]
+    );
     assert_eq!(
         columns("contradictions"),
-        ["id", "memory_a_id", "memory_b_id", "description", "resolution", "resolved_at", "created_at"]
+        [
+            "id",
+            "memory_a_id",
+            "memory_b_id",
+            "description",
+            "resolution",
+            "resolved_at",
+            "created_at"
+        ]
     );
     let row: (f64, i64, String, f64) = db
         .query_row(
@@ -493,7 +931,9 @@ fn the_vault_we_write_has_the_reference_tables_and_columns() {
         )
         .unwrap();
     assert_eq!(row, (0.5, 1, "[\"entity-people-bob\"]".to_owned(), 0.01));
-    let mode: String = db.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+    let mode: String = db
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(mode, "wal");
 }
 
@@ -535,20 +975,39 @@ fn eight_processes_store_update_and_archive_in_one_vault_without_losing_anything
             })
         })
         .collect();
-    let winners = workers.into_iter().map(|w| w.join().unwrap()).filter(|won| *won).count();
-    assert_eq!(winners, 1, "exactly one process creates the contested memory");
+    let winners = workers
+        .into_iter()
+        .map(|w| w.join().unwrap())
+        .filter(|won| *won)
+        .count();
+    assert_eq!(
+        winners, 1,
+        "exactly one process creates the contested memory"
+    );
     let mut s = v.spawn();
     let live = PROCESSES * (PER_PROCESS - 3) + 2;
     let report = ok(&mut s, "credit_report", json!({"top_n": 100}));
     assert_eq!(report["total_memories"], live);
-    assert_eq!(ok(&mut s, "memory_search", json!({"query": "updated by"}))["total_matches"], PROCESSES * 3);
+    assert_eq!(
+        ok(&mut s, "memory_search", json!({"query": "updated by"}))["total_matches"],
+        PROCESSES * 3
+    );
     for p in 0..PROCESSES {
         for i in 0..PER_PROCESS {
             let id = format!("entity-projects-item-{p}-{i}");
             let reply = s.call("memory_retrieve", json!({"id": id}));
-            assert_eq!(reply.is_error, (3..6).contains(&i), "{id}: {}", reply.text());
+            assert_eq!(
+                reply.is_error,
+                (3..6).contains(&i),
+                "{id}: {}",
+                reply.text()
+            );
             if (3..6).contains(&i) {
-                assert!(v.root().join(format!("archive/entities/projects/item-{p}-{i}.md")).is_file());
+                assert!(
+                    v.root()
+                        .join(format!("archive/entities/projects/item-{p}-{i}.md"))
+                        .is_file()
+                );
             }
         }
     }
@@ -558,17 +1017,27 @@ fn eight_processes_store_update_and_archive_in_one_vault_without_losing_anything
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
             let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            assert!(!name.starts_with('.'), "a temporary file was left behind: {name}");
+            assert!(
+                !name.starts_with('.'),
+                "a temporary file was left behind: {name}"
+            );
             if path.is_dir() {
                 stack.push(path);
             } else if name.ends_with(".md") && name != "MEMORY.md" {
                 let text = std::fs::read_to_string(&path).unwrap();
-                assert!(text.starts_with("---\nid: entity-projects-") && text.contains("\npinned: false\n---\n\n"), "{name}: {text}");
+                assert!(
+                    text.starts_with("---\nid: entity-projects-")
+                        && text.contains("\npinned: false\n---\n\n"),
+                    "{name}: {text}"
+                );
                 files += 1;
             }
         }
     }
     assert_eq!(files, live + PROCESSES * 3, "live files plus archived ones");
-    assert!(v.file("MEMORY.md").starts_with("# MEMORY\n\n## Projects\n\n"));
+    assert!(
+        v.file("MEMORY.md")
+            .starts_with("# MEMORY\n\n## Projects\n\n")
+    );
     assert_eq!(integrity_check(&v.root().join("engine.db")), "ok");
 }

@@ -181,7 +181,12 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
 
     for (name, unit, ours) in crate::bench_clawbrain::figures(quick)? {
         let vs = vec![None; subjects.len() - 1];
-        rows.push(Row { name, unit, ours, vs });
+        rows.push(Row {
+            name,
+            unit,
+            ours,
+            vs,
+        });
     }
 
     print_table(&subjects, &rows);

@@ -16,9 +16,30 @@ use serde_json::json;
 pub type Figure = (String, &'static str, Option<f64>);
 
 const WORDS: [&str; 24] = [
-    "deploy", "review", "release", "rollback", "schema", "index", "queue", "worker", "retry",
-    "timeout", "search", "agent", "kanban", "approval", "audit", "embedding", "vector", "prompt",
-    "context", "runtime", "sqlite", "backup", "metrics", "dashboard",
+    "deploy",
+    "review",
+    "release",
+    "rollback",
+    "schema",
+    "index",
+    "queue",
+    "worker",
+    "retry",
+    "timeout",
+    "search",
+    "agent",
+    "kanban",
+    "approval",
+    "audit",
+    "embedding",
+    "vector",
+    "prompt",
+    "context",
+    "runtime",
+    "sqlite",
+    "backup",
+    "metrics",
+    "dashboard",
 ];
 
 const CATEGORIES: [&str; 3] = ["people", "projects", "preferences"];
@@ -125,9 +146,19 @@ pub fn figures(quick: bool) -> anyhow::Result<Vec<Figure>> {
     let mut out = Vec::new();
     for &count in counts {
         let (first, p50) = search_latency(count, searches)?;
-        out.push((format!("clawbrain first search (indexes), {count} memories"), "ms", Some(first)));
-        out.push((format!("clawbrain memory_search p50, {count} memories"), "ms", p50));
-        eprintln!("  clawbrain memory_search, {count} memories: first {first:.1} ms, p50 {p50:?} ms");
+        out.push((
+            format!("clawbrain first search (indexes), {count} memories"),
+            "ms",
+            Some(first),
+        ));
+        out.push((
+            format!("clawbrain memory_search p50, {count} memories"),
+            "ms",
+            p50,
+        ));
+        eprintln!(
+            "  clawbrain memory_search, {count} memories: first {first:.1} ms, p50 {p50:?} ms"
+        );
     }
     let rate = store_rate(stores)?;
     eprintln!("  clawbrain memory_store: {rate:?} calls/s");

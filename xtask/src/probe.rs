@@ -99,7 +99,10 @@ pub fn probe_bins(locate: impl Fn(&str) -> PathBuf) -> anyhow::Result<()> {
     if !failures.is_empty() {
         bail!("probe failed:\n  {}", failures.join("\n  "));
     }
-    println!("probe: all {} servers and the clawbrain mode answered", EXPECTED.len());
+    println!(
+        "probe: all {} servers and the clawbrain mode answered",
+        EXPECTED.len()
+    );
     Ok(())
 }
 
@@ -140,12 +143,18 @@ fn probe_clawbrain(locate: &impl Fn(&str) -> PathBuf, failures: &mut Vec<String>
     );
     let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
     if got_name != "clawbrain" || version != "0.1.0" {
-        failures.push(format!("clawbrain mode: server {got_name:?} {version:?}, expected \"clawbrain\" \"0.1.0\""));
+        failures.push(format!(
+            "clawbrain mode: server {got_name:?} {version:?}, expected \"clawbrain\" \"0.1.0\""
+        ));
     }
     if names.len() != CLAWBRAIN_TOOLS.len() || CLAWBRAIN_TOOLS.iter().any(|t| !names.contains(t)) {
-        failures.push(format!("clawbrain mode: tools {names:?}, expected {CLAWBRAIN_TOOLS:?}"));
+        failures.push(format!(
+            "clawbrain mode: tools {names:?}, expected {CLAWBRAIN_TOOLS:?}"
+        ));
     }
     if !status.success() {
-        failures.push(format!("clawbrain mode: exited with {status} after stdin closed"));
+        failures.push(format!(
+            "clawbrain mode: exited with {status} after stdin closed"
+        ));
     }
 }

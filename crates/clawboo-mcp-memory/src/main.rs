@@ -14,7 +14,10 @@ use std::process::ExitCode;
 use clawboo_core::clawbrain::{self, Brain};
 use clawboo_core::cli::{self, BinInfo, env_value};
 use clawboo_core::memory::{EmbedConfig, Embedder, Memory};
-use clawboo_core::servers::{self, memory::{self, BoundScope}};
+use clawboo_core::servers::{
+    self,
+    memory::{self, BoundScope},
+};
 
 const INFO: BinInfo = BinInfo {
     bin: "clawboo-mcp-memory",
@@ -52,8 +55,13 @@ fn main() -> ExitCode {
         env_value("CLAWBOO_SCOPE_AGENT_ID").as_deref(),
         env_value("CLAWBOO_SCOPE_TENANT_ID").as_deref(),
     );
-    cli::run_with_commands(&INFO, &clawbrain::operator::usage(INFO.bin), clawbrain_mode, |db| {
-        let embedder = Embedder::resolve_in_background(EmbedConfig::from_env());
-        memory::build(Memory::new(db, embedder), bound)
-    })
+    cli::run_with_commands(
+        &INFO,
+        &clawbrain::operator::usage(INFO.bin),
+        clawbrain_mode,
+        |db| {
+            let embedder = Embedder::resolve_in_background(EmbedConfig::from_env());
+            memory::build(Memory::new(db, embedder), bound)
+        },
+    )
 }

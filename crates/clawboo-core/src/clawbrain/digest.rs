@@ -62,7 +62,10 @@ pub fn render(rows: &[(FileRow, Option<f64>)], budget: i64, initial_score: f64) 
         lines.push(String::new());
         for (row, score) in members {
             lines.push(format!("### {}", row.name));
-            lines.push(format!("<!-- score: {:.3} -->", score.unwrap_or(initial_score)));
+            lines.push(format!(
+                "<!-- score: {:.3} -->",
+                score.unwrap_or(initial_score)
+            ));
             lines.push(row.body.trim().to_owned());
             lines.push(String::new());
         }

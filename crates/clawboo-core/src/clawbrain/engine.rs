@@ -116,7 +116,9 @@ pub fn open(path: &Path) -> rusqlite::Result<Connection> {
     loop {
         let attempt = conn
             .query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))
-            .and_then(|_| conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;"))
+            .and_then(|_| {
+                conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;")
+            })
             .and_then(|()| crate::db::immediate(&conn, |tx| tx.execute_batch(DDL)));
         match attempt {
             Err(e) if crate::db::is_busy(&e) && tries < 50 => {
@@ -141,8 +143,7 @@ pub struct FileRow {
     pub body: String,
 }
 
-const FILE_COLUMNS: &str =
-    "path, id, type, category, name, tags, body, created, updated, pinned";
+const FILE_COLUMNS: &str = "path, id, type, category, name, tags, body, created, updated, pinned";
 
 fn file_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<FileRow> {
     let tags: String = r.get(5)?;
@@ -407,7 +408,12 @@ pub fn drop_record_without_events(conn: &Connection, id: &str) -> rusqlite::Resu
 }
 
 /// `recordRetrieval`: one `turn_records` row for the ids a call returned (deduplicated).
-pub fn record_turn(conn: &Connection, session: &str, ids: &[String], now: &str) -> rusqlite::Result<()> {
+pub fn record_turn(
+    conn: &Connection,
+    session: &str,
+    ids: &[String],
+    now: &str,
+) -> rusqlite::Result<()> {
     let mut seen = Vec::new();
     for id in ids {
         if !seen.contains(id) {
@@ -503,12 +509,17 @@ pub fn live_credits(conn: &Connection) -> rusqlite::Result<Vec<(CreditRow, Strin
            FROM credit_records c JOIN clawbrain_files f ON f.id = c.id
           GROUP BY c.id ORDER BY c.score DESC, c.id",
     )?;
-    stmt.query_map([], |r| Ok((credit_row(r)?, r.get(6)?, r.get::<_, i64>(7)? != 0)))?
-        .collect()
+    stmt.query_map([], |r| {
+        Ok((credit_row(r)?, r.get(6)?, r.get::<_, i64>(7)? != 0))
+    })?
+    .collect()
 }
 
 /// Live memories with their score (`None` without a credit row), pinned first, then by score.
-pub fn digest_rows(conn: &Connection, limit: usize) -> rusqlite::Result<Vec<(FileRow, Option<f64>)>> {
+pub fn digest_rows(
+    conn: &Connection,
+    limit: usize,
+) -> rusqlite::Result<Vec<(FileRow, Option<f64>)>> {
     let mut stmt = conn.prepare_cached(
         "SELECT f.path, f.id, f.type, f.category, f.name, f.tags, f.body, f.created, f.updated, f.pinned, c.score
            FROM clawbrain_files f LEFT JOIN credit_records c ON c.id = f.id
@@ -585,7 +596,9 @@ pub fn last_action(conn: &Connection, action: &str) -> rusqlite::Result<Option<S
 pub fn promoted_episodes(conn: &Connection) -> rusqlite::Result<Vec<String>> {
     let mut stmt =
         conn.prepare_cached("SELECT target_ids FROM lifecycle_log WHERE action = 'promote'")?;
-    let rows: Vec<String> = stmt.query_map([], |r| r.get(0))?.collect::<Result<_, _>>()?;
+    let rows: Vec<String> = stmt
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
     Ok(rows
         .iter()
         .filter_map(|t| serde_json::from_str::<Vec<serde_json::Value>>(t).ok())

@@ -156,7 +156,10 @@ mod tests {
 
     #[test]
     fn render_writes_the_reference_layout() {
-        let text = render(&sample(&["colleague", "ml-team"]), "  # Alice\n\n- ML engineer\n\n");
+        let text = render(
+            &sample(&["colleague", "ml-team"]),
+            "  # Alice\n\n- ML engineer\n\n",
+        );
         assert_eq!(
             text,
             "---\nid: entity-people-alice-chen\ntype: entity\ncategory: people\ntags: [\"colleague\", \"ml-team\"]\ncreated: 2026-02-25T10:00:00.000Z\nupdated: 2026-02-25T10:00:00.000Z\npinned: false\n---\n\n# Alice\n\n- ML engineer\n"
@@ -170,8 +173,10 @@ mod tests {
         let (fm, body) = parse(&render(&sample(&tags), "body\n---\nmore")).unwrap();
         assert_eq!(fm.tags, tags);
         assert_eq!(body, "body\n---\nmore");
-        assert!(render(&sample(&["hello,world", "plain-tag"]), "")
-            .contains("tags: [\"hello,world\", \"plain-tag\"]"));
+        assert!(
+            render(&sample(&["hello,world", "plain-tag"]), "")
+                .contains("tags: [\"hello,world\", \"plain-tag\"]")
+        );
     }
 
     #[test]

@@ -125,6 +125,16 @@ impl Strategy {
 
 const DAY_MS: f64 = 86_400_000.0;
 
+/// One compaction in progress: its transaction, the clock, the knobs and the report so far.
+struct Pass<'a> {
+    tx: &'a Connection,
+    delta: &'a mut Delta,
+    now_ms: i64,
+    now: &'a str,
+    strategy: &'a Strategy,
+    report: CompactReport,
+}
+
 /// `memory_compact`'s answer.
 #[derive(Debug, Clone, Serialize)]
 pub struct CompactReport {
@@ -174,19 +184,26 @@ impl Brain {
         let (now_ms, now) = self.now();
         let strategy = self.strategy();
         self.in_vault(Refresh::Strict, |tx, delta| {
-            let mut report = CompactReport {
-                consolidated: 0,
-                promoted: 0,
-                pruned: 0,
-                details: Vec::new(),
+            let mut pass = Pass {
+                tx,
+                delta,
+                now_ms,
+                now: &now,
+                strategy: &strategy,
+                report: CompactReport {
+                    consolidated: 0,
+                    promoted: 0,
+                    pruned: 0,
+                    details: Vec::new(),
+                },
             };
             let decayed = decay_in(tx, now_ms, &now, None)?;
-            report.details.extend(decayed.details);
-            self.consolidate(tx, delta, now_ms, &now, &strategy, &mut report)?;
-            self.promote(tx, delta, &now, &strategy, &mut report)?;
-            self.prune(tx, delta, now_ms, &now, &strategy, &mut report)?;
+            pass.report.details.extend(decayed.details);
+            self.consolidate(&mut pass)?;
+            self.promote(&mut pass)?;
+            self.prune(&mut pass)?;
             self.write_digest(tx, &strategy)?;
-            Ok(report)
+            Ok(pass.report)
         })
     }
 
@@ -195,21 +212,18 @@ impl Brain {
         Ok(engine::credit(tx, id)?.map_or(s.initial_score, |c| c.score))
     }
 
-    fn consolidate(
-        &self,
-        tx: &Connection,
-        delta: &mut Delta,
-        now_ms: i64,
-        now: &str,
-        strategy: &Strategy,
-        report: &mut CompactReport,
-    ) -> Result<(), BrainError> {
+    fn consolidate(&self, pass: &mut Pass<'_>) -> Result<(), BrainError> {
+        let (tx, now, strategy, now_ms) = (pass.tx, pass.now, pass.strategy, pass.now_ms);
         let mut days: std::collections::BTreeMap<String, Vec<FileRow>> = Default::default();
         for ep in engine::files_of_type(tx, MemoryType::Episode)? {
             if ep.fm.pinned {
                 continue;
             }
-            let Some(day) = ep.fm.created.get(..10).filter(|d| time::parse_iso(d).is_some())
+            let Some(day) = ep
+                .fm
+                .created
+                .get(..10)
+                .filter(|d| time::parse_iso(d).is_some())
             else {
                 continue;
             };
@@ -269,7 +283,16 @@ impl Brain {
                         pinned: false,
                     };
                     let rel = format!("episodes/{month}/{slug}.md");
-                    match self.write_new(tx, delta, fm, rel, &slug, &body, Self::row_defaults(strategy), now) {
+                    match self.write_new(
+                        tx,
+                        pass.delta,
+                        fm,
+                        rel,
+                        &slug,
+                        &body,
+                        Self::row_defaults(strategy),
+                        now,
+                    ) {
                         Err(BrainError::Exists(_)) => continue,
                         other => break other?,
                     }
@@ -278,7 +301,7 @@ impl Brain {
                 engine::set_score(tx, &stored.id, score)?;
                 let mut targets = Vec::new();
                 for m in &members {
-                    self.archive_row(tx, delta, m)?;
+                    self.archive_row(tx, pass.delta, m)?;
                     engine::drop_record_without_events(tx, &m.fm.id)?;
                     targets.push(m.fm.id.clone());
                 }
@@ -289,21 +312,15 @@ impl Brain {
                     stored.id
                 );
                 engine::log(tx, "consolidate", &targets, &detail, now)?;
-                report.details.push(detail);
-                report.consolidated += 1;
+                pass.report.details.push(detail);
+                pass.report.consolidated += 1;
             }
         }
         Ok(())
     }
 
-    fn promote(
-        &self,
-        tx: &Connection,
-        delta: &mut Delta,
-        now: &str,
-        strategy: &Strategy,
-        report: &mut CompactReport,
-    ) -> Result<(), BrainError> {
+    fn promote(&self, pass: &mut Pass<'_>) -> Result<(), BrainError> {
+        let (tx, now, strategy) = (pass.tx, pass.now, pass.strategy);
         let done = engine::promoted_episodes(tx)?;
         for ep in engine::files_of_type(tx, MemoryType::Episode)? {
             if done.contains(&ep.fm.id) {
@@ -339,7 +356,7 @@ impl Brain {
                     };
                     let body = format!("# Promoted from {}\n\n{}", ep.name, facts.join("\n"));
                     let defaults = Self::row_defaults(strategy);
-                    self.write_new(tx, delta, fm, rel, &target, &body, defaults, now)?
+                    self.write_new(tx, pass.delta, fm, rel, &target, &body, defaults, now)?
                         .id
                 }
                 Some(existing) => {
@@ -349,12 +366,15 @@ impl Brain {
                         .map(str::trim)
                         .filter(|l| !l.is_empty())
                         .collect();
-                    let missing: Vec<&str> =
-                        facts.iter().copied().filter(|f| !have.contains(f)).collect();
+                    let missing: Vec<&str> = facts
+                        .iter()
+                        .copied()
+                        .filter(|f| !have.contains(f))
+                        .collect();
                     let id = existing.fm.id.clone();
                     if !missing.is_empty() {
                         let body = format!("{}\n{}", existing.body.trim(), missing.join("\n"));
-                        self.rewrite(tx, delta, existing, &body, now)?;
+                        self.rewrite(tx, pass.delta, existing, &body, now)?;
                     }
                     id
                 }
@@ -370,25 +390,18 @@ impl Brain {
                 &format!("Promoted facts from {} into {entity_id}", ep.fm.id),
                 now,
             )?;
-            report.details.push(format!(
+            pass.report.details.push(format!(
                 "Promoted {} facts from {} to {entity_id} (score: {entity_score:.3})",
                 facts.len(),
                 ep.fm.id
             ));
-            report.promoted += 1;
+            pass.report.promoted += 1;
         }
         Ok(())
     }
 
-    fn prune(
-        &self,
-        tx: &Connection,
-        delta: &mut Delta,
-        now_ms: i64,
-        now: &str,
-        strategy: &Strategy,
-        report: &mut CompactReport,
-    ) -> Result<(), BrainError> {
+    fn prune(&self, pass: &mut Pass<'_>) -> Result<(), BrainError> {
+        let (tx, now, strategy, now_ms) = (pass.tx, pass.now, pass.strategy, pass.now_ms);
         let mut rows = engine::live_credits(tx)?;
         rows.retain(|(c, _, pinned)| strategy.prunable(c, *pinned, now_ms));
         rows.sort_by(|a, b| a.0.score.total_cmp(&b.0.score));
@@ -396,11 +409,11 @@ impl Brain {
             let Some(row) = engine::file_by_id(tx, &c.id)? else {
                 continue;
             };
-            self.archive_row(tx, delta, &row)?;
+            self.archive_row(tx, pass.delta, &row)?;
             let detail = format!("Archived {} (score: {:.3})", c.id, c.score);
             engine::log(tx, "prune", std::slice::from_ref(&c.id), &detail, now)?;
-            report.details.push(detail);
-            report.pruned += 1;
+            pass.report.details.push(detail);
+            pass.report.pruned += 1;
         }
         Ok(())
     }
@@ -477,7 +490,10 @@ mod tests {
 
     #[test]
     fn garbage_strategy_is_all_defaults() {
-        assert_eq!(Strategy::parse("alpha: lots\n\0\u{fffd}: ::"), Strategy::default());
+        assert_eq!(
+            Strategy::parse("alpha: lots\n\0\u{fffd}: ::"),
+            Strategy::default()
+        );
         assert_eq!(Strategy::parse(""), Strategy::default());
     }
 }

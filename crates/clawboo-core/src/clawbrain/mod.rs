@@ -472,11 +472,9 @@ fn snippet(body: &str) -> String {
 /// The reference's negation test: any of its words as a raw substring.
 fn negated(text: &str) -> bool {
     let lower = text.to_lowercase();
-    [
-        "not", "never", "no", "cannot", "can't", "won't", "without",
-    ]
-    .iter()
-    .any(|w| lower.contains(w))
+    ["not", "never", "no", "cannot", "can't", "won't", "without"]
+        .iter()
+        .any(|w| lower.contains(w))
 }
 
 impl Brain {
@@ -679,7 +677,11 @@ impl Brain {
     ) -> Result<FileRow, BrainError> {
         row.fm.updated = now.to_owned();
         row.body = body.trim().to_owned();
-        let stamp = vault::replace(&self.root, &row.path, &frontmatter::render(&row.fm, &row.body))?;
+        let stamp = vault::replace(
+            &self.root,
+            &row.path,
+            &frontmatter::render(&row.fm, &row.body),
+        )?;
         engine::upsert_file(tx, &row, stamp)?;
         delta.seen.push((row.path.clone(), stamp));
         Ok(row)

@@ -48,13 +48,20 @@ impl Vault {
 
     fn score(&self, id: &str) -> f64 {
         self.db()
-            .query_row("SELECT score FROM credit_records WHERE id = ?1", [id], |r| r.get(0))
+            .query_row(
+                "SELECT score FROM credit_records WHERE id = ?1",
+                [id],
+                |r| r.get(0),
+            )
             .unwrap()
     }
 
     fn set_score(&self, id: &str, score: f64) {
         self.db()
-            .execute("UPDATE credit_records SET score = ?2 WHERE id = ?1", rusqlite::params![id, score])
+            .execute(
+                "UPDATE credit_records SET score = ?2 WHERE id = ?1",
+                rusqlite::params![id, score],
+            )
             .unwrap();
     }
 
@@ -66,7 +73,14 @@ impl Vault {
         std::fs::read_to_string(self.root().join(rel)).unwrap()
     }
 
-    fn store(&self, kind: MemoryType, category: &str, name: &str, content: &str, tags: &[&str]) -> Stored {
+    fn store(
+        &self,
+        kind: MemoryType,
+        category: &str,
+        name: &str,
+        content: &str,
+        tags: &[&str],
+    ) -> Stored {
         let tags: Vec<String> = tags.iter().map(|t| (*t).to_owned()).collect();
         self.brain
             .store(&NewMemory {
@@ -114,7 +128,9 @@ fn s5_an_episode_is_filed_under_its_utc_month() {
     assert_eq!(stored.path, "episodes/2026-02/test-ep.md");
     let text = v.file("episodes/2026-02/test-ep.md");
     assert!(text.contains("\ncategory: 2026-02\n"), "{text}");
-    assert!(text.contains("\ncreated: 2026-02-20T14:30:00.000Z\nupdated: 2026-02-20T14:30:00.000Z\n"));
+    assert!(
+        text.contains("\ncreated: 2026-02-20T14:30:00.000Z\nupdated: 2026-02-20T14:30:00.000Z\n")
+    );
     assert!(text.contains("\ntags: []\n"));
 }
 
@@ -137,7 +153,10 @@ fn retrieval_counts_the_access_and_records_one_turn() {
         .unwrap();
     assert_eq!(turns, [("[\"entity-people-alice-chen\"]".to_owned(), None)]);
     assert_eq!(
-        v.brain.retrieve("entity-people-nobody").unwrap_err().to_string(),
+        v.brain
+            .retrieve("entity-people-nobody")
+            .unwrap_err()
+            .to_string(),
         "Memory not found: entity-people-nobody"
     );
 }
@@ -162,7 +181,11 @@ fn s18_ema_moves_scores_and_clamps_them_to_the_unit_interval() {
     assert_eq!(v.score("entity-projects-a"), 0.5);
     let events: i64 = v
         .db()
-        .query_row("SELECT COUNT(*) FROM credit_events WHERE memory_id = 'entity-projects-a'", [], |r| r.get(0))
+        .query_row(
+            "SELECT COUNT(*) FROM credit_events WHERE memory_id = 'entity-projects-a'",
+            [],
+            |r| r.get(0),
+        )
         .unwrap();
     assert_eq!(events, 4);
     let access: i64 = v
@@ -186,7 +209,10 @@ fn s19_credit_is_shared_by_the_turn_and_a_turn_resolves_once() {
     }
     let again = v.brain.feedback(Signal::TaskCompleted, None).unwrap();
     assert!(again.turn_id.is_none() && again.updated.is_empty());
-    let other = v.brain.feedback(Signal::TaskCompleted, Some("someone-else")).unwrap();
+    let other = v
+        .brain
+        .feedback(Signal::TaskCompleted, Some("someone-else"))
+        .unwrap();
     assert!(other.updated.is_empty());
 }
 
@@ -199,7 +225,10 @@ fn s20_decay_by_days_logs_one_row() {
     assert_eq!(v.score("entity-projects-a"), 0.46619690995297414);
     assert_eq!(
         v.log_rows("decay"),
-        [("[\"entity-projects-a\"]".to_owned(), "Applied decay for 7 day(s)".to_owned())]
+        [(
+            "[\"entity-projects-a\"]".to_owned(),
+            "Applied decay for 7 day(s)".to_owned()
+        )]
     );
     assert_eq!(v.brain.decay(Some(0.0)).unwrap().decayed, 0);
     assert_eq!(v.log_rows("decay").len(), 1);
@@ -213,14 +242,24 @@ fn decay_follows_days_since_last_access_and_never_counts_a_day_twice() {
     v.advance(9 * DAY);
     v.brain.retrieve("entity-projects-touched").unwrap();
     v.advance(DAY / 2);
-    assert_eq!(v.brain.decay(None).unwrap().decayed, 1, "under a day since access");
+    assert_eq!(
+        v.brain.decay(None).unwrap().decayed,
+        1,
+        "under a day since access"
+    );
     assert_eq!(v.score("entity-projects-touched"), 0.5);
-    assert_eq!(v.score("entity-projects-untouched"), 0.5 * (-0.01f64 * 9.5).exp());
+    assert_eq!(
+        v.score("entity-projects-untouched"),
+        0.5 * (-0.01f64 * 9.5).exp()
+    );
     v.advance(DAY);
     v.brain.decay(None).unwrap();
     let untouched = 0.5 * (-0.01f64 * 9.5).exp() * (-0.01f64).exp();
     assert!((v.score("entity-projects-untouched") - untouched).abs() < 1e-15);
-    assert_eq!(v.score("entity-projects-touched"), 0.5 * (-0.01f64 * 1.5).exp());
+    assert_eq!(
+        v.score("entity-projects-touched"),
+        0.5 * (-0.01f64 * 1.5).exp()
+    );
 }
 
 #[test]
@@ -240,18 +279,29 @@ fn s21_prune_archives_low_scores_but_never_people_or_pinned() {
             pinned: true,
         })
         .unwrap();
-    for id in ["entity-projects-legacy-feature", "entity-people-alice", "entity-projects-keep-me"] {
+    for id in [
+        "entity-projects-legacy-feature",
+        "entity-people-alice",
+        "entity-projects-keep-me",
+    ] {
         v.outcome(id, Signal::UserCorrection);
     }
     assert_eq!(v.brain.credit_report(None).unwrap().prune_candidates, 1);
     let report = v.brain.compact().unwrap();
     assert_eq!(report.pruned, 1);
-    assert_eq!(report.details, ["Archived entity-projects-legacy-feature (score: 0.050)"]);
+    assert_eq!(
+        report.details,
+        ["Archived entity-projects-legacy-feature (score: 0.050)"]
+    );
     assert!(matches!(
         v.brain.retrieve("entity-projects-legacy-feature"),
         Err(BrainError::NotFound(_))
     ));
-    assert!(v.root().join("archive/entities/projects/legacy-feature.md").is_file());
+    assert!(
+        v.root()
+            .join("archive/entities/projects/legacy-feature.md")
+            .is_file()
+    );
     v.brain.retrieve("entity-people-alice").unwrap();
     v.brain.retrieve("entity-projects-keep-me").unwrap();
     assert_eq!(v.log_rows("prune").len(), 1);
@@ -285,24 +335,38 @@ fn s22_consolidation_merges_same_day_episodes_sharing_a_tag() {
         report.details[0],
         format!("Merged 2 episodes on 2026-02-20 into {merged_id} (score: 1.000)")
     );
-    for gone in ["episode-2026-02-debug-auth", "episode-2026-02-debug-session"] {
-        assert!(matches!(v.brain.retrieve(gone), Err(BrainError::NotFound(_))));
+    for gone in [
+        "episode-2026-02-debug-auth",
+        "episode-2026-02-debug-session",
+    ] {
+        assert!(matches!(
+            v.brain.retrieve(gone),
+            Err(BrainError::NotFound(_))
+        ));
         let rows: i64 = v
             .db()
-            .query_row("SELECT COUNT(*) FROM credit_records WHERE id = ?1", [gone], |r| r.get(0))
+            .query_row(
+                "SELECT COUNT(*) FROM credit_records WHERE id = ?1",
+                [gone],
+                |r| r.get(0),
+            )
             .unwrap();
         assert_eq!(rows, 0);
     }
     let merged = v.brain.retrieve(&merged_id).unwrap();
     assert_eq!(merged.created, "2026-02-20T12:00:00.000Z");
     assert_eq!(merged.tags, ["auth", "debug"]);
-    assert!(merged.content.starts_with("# Consolidated Episode (2026-02-20)\n\n## debug-auth\n\n- fixed login\n\n## debug-session"));
+    assert!(merged.content.starts_with(
+        "# Consolidated Episode (2026-02-20)\n\n## debug-auth\n\n- fixed login\n\n## debug-session"
+    ));
     // The 1.0 merged episode is promoted by the same compact (S26 cascade), which demotes it.
     assert_eq!(v.score(&merged_id), 0.69);
     assert_eq!(report.promoted, 1);
     assert_eq!(
         report.details[1],
-        format!("Promoted 2 facts from {merged_id} to entity-projects-promoted-debug-auth-merged-1771581600000 (score: 0.750)")
+        format!(
+            "Promoted 2 facts from {merged_id} to entity-projects-promoted-debug-auth-merged-1771581600000 (score: 0.750)"
+        )
     );
     assert_eq!(v.log_rows("consolidate").len(), 1);
     v.brain.retrieve("episode-2026-02-lonely").unwrap();
@@ -341,9 +405,14 @@ fn s23_s24_promotion_is_exact_and_idempotent() {
     assert_eq!(report.promoted, 1);
     assert_eq!(
         report.details,
-        ["Promoted 2 facts from episode-2026-02-planning-sync to entity-projects-promoted-planning-sync (score: 0.725)"]
+        [
+            "Promoted 2 facts from episode-2026-02-planning-sync to entity-projects-promoted-planning-sync (score: 0.725)"
+        ]
     );
-    let entity = v.brain.retrieve("entity-projects-promoted-planning-sync").unwrap();
+    let entity = v
+        .brain
+        .retrieve("entity-projects-promoted-planning-sync")
+        .unwrap();
     assert_eq!(
         entity.content,
         "# Promoted from planning-sync\n\n- user prefers short status updates\n- keep Docker setup simple"
@@ -358,7 +427,10 @@ fn s23_s24_promotion_is_exact_and_idempotent() {
     let before = v.file("entities/projects/promoted-planning-sync.md");
     let again = v.brain.compact().unwrap();
     assert_eq!(again.promoted, 0);
-    assert_eq!(v.file("entities/projects/promoted-planning-sync.md"), before);
+    assert_eq!(
+        v.file("entities/projects/promoted-planning-sync.md"),
+        before
+    );
     assert_eq!(v.score("entity-projects-promoted-planning-sync"), 0.725);
 }
 
@@ -405,24 +477,47 @@ fn memory_md_puts_pinned_first_and_honours_the_budget() {
         .unwrap();
     let text = v.file("MEMORY.md");
     assert!(text.contains("### pinned-low"), "{text}");
-    assert!(!text.contains("### high"), "budget of 3 tokens fits only the pinned one: {text}");
+    assert!(
+        !text.contains("### high"),
+        "budget of 3 tokens fits only the pinned one: {text}"
+    );
 }
 
 #[test]
 fn s15_contradiction_against_a_same_category_peer() {
     let v = Vault::new();
     v.entity("projects", "nanobrain", "v1", &[]);
-    v.entity("projects", "nanobrain-search", "search strategy details", &[]);
+    v.entity(
+        "projects",
+        "nanobrain-search",
+        "search strategy details",
+        &[],
+    );
     v.entity("people", "nanobrain-fan", "likes it", &[]);
-    let out = v.brain.update("entity-projects-nanobrain", "Feature is not enabled.").unwrap();
+    let out = v
+        .brain
+        .update("entity-projects-nanobrain", "Feature is not enabled.")
+        .unwrap();
     let c = out.contradiction.unwrap();
-    assert_eq!(c.conflicting_id.as_deref(), Some("entity-projects-nanobrain-search"));
     assert_eq!(
-        v.brain.retrieve("entity-projects-nanobrain").unwrap().content,
+        c.conflicting_id.as_deref(),
+        Some("entity-projects-nanobrain-search")
+    );
+    assert_eq!(
+        v.brain
+            .retrieve("entity-projects-nanobrain")
+            .unwrap()
+            .content,
         "Feature is not enabled."
     );
     let ep = v.episode("some-ep", "x", &[]);
-    assert!(v.brain.update(&ep.id, "not").unwrap().contradiction.is_none());
+    assert!(
+        v.brain
+            .update(&ep.id, "not")
+            .unwrap()
+            .contradiction
+            .is_none()
+    );
     assert!(negated("Feature is not enabled.") && !negated("Feature is enabled in staging."));
 }
 
@@ -435,11 +530,21 @@ fn s12_update_keeps_frontmatter_and_sets_updated() {
     assert_eq!(out.previous_updated_at, "2026-02-20T14:30:00.000Z");
     assert_eq!(
         out.contradiction,
-        Some(Contradiction { has_contradiction: false, conflicting_id: None, suggestion: None })
+        Some(Contradiction {
+            has_contradiction: false,
+            conflicting_id: None,
+            suggestion: None
+        })
     );
     let got = v.brain.retrieve("entity-projects-solo").unwrap();
-    assert_eq!((got.created.as_str(), got.updated.as_str()), ("2026-02-20T14:30:00.000Z", "2026-02-20T14:30:05.000Z"));
-    assert_eq!((got.content.as_str(), got.tags.as_slice()), ("v2 scope", &["x".to_owned()][..]));
+    assert_eq!(
+        (got.created.as_str(), got.updated.as_str()),
+        ("2026-02-20T14:30:00.000Z", "2026-02-20T14:30:05.000Z")
+    );
+    assert_eq!(
+        (got.content.as_str(), got.tags.as_slice()),
+        ("v2 scope", &["x".to_owned()][..])
+    );
 }
 
 /// The reference's DDL, as `sqlite3` would run it from a vault the reference wrote.
@@ -484,7 +589,9 @@ fn a_vault_laid_out_by_the_reference_is_read_searched_and_updated() {
     let alice = brain.retrieve("entity-people-alice-chen").unwrap();
     assert_eq!(alice.tags, ["colleague", "ml-team"]);
     assert_eq!(alice.access_count, 35);
-    brain.update("entity-people-alice-chen", "# Alice Chen\n\n- team lead").unwrap();
+    brain
+        .update("entity-people-alice-chen", "# Alice Chen\n\n- team lead")
+        .unwrap();
     let text = std::fs::read_to_string(root.join("entities/people/alice-chen.md")).unwrap();
     assert!(text.starts_with("---\nid: entity-people-alice-chen\ntype: entity\ncategory: people\ntags: [\"colleague\", \"ml-team\"]\ncreated: 2026-02-25T10:00:00.000Z\nupdated: "), "{text}");
     assert!(text.ends_with("\npinned: false\n---\n\n# Alice Chen\n\n- team lead\n"));
@@ -499,9 +606,14 @@ fn a_vault_laid_out_by_the_reference_is_read_searched_and_updated() {
 fn hand_edits_between_calls_are_seen_by_the_next_search() {
     let v = Vault::new();
     v.entity("projects", "notes", "nothing special", &[]);
-    assert_eq!(v.brain.search("zebra", None, None).unwrap().total_matches, 0);
+    assert_eq!(
+        v.brain.search("zebra", None, None).unwrap().total_matches,
+        0
+    );
     let path = v.root().join("entities/projects/notes.md");
-    let edited = v.file("entities/projects/notes.md").replace("nothing special", "a zebra appeared");
+    let edited = v
+        .file("entities/projects/notes.md")
+        .replace("nothing special", "a zebra appeared");
     std::fs::write(&path, edited).unwrap();
     std::fs::create_dir_all(v.root().join("entities/pets")).unwrap();
     std::fs::write(
@@ -511,24 +623,41 @@ fn hand_edits_between_calls_are_seen_by_the_next_search() {
     .unwrap();
     let found = v.brain.search("zebra", None, None).unwrap();
     assert_eq!(found.total_matches, 2);
-    assert_eq!(found.results[0].id, "entity-pets-zebra-zed", "name beats content: {found:?}");
+    assert_eq!(
+        found.results[0].id, "entity-pets-zebra-zed",
+        "name beats content: {found:?}"
+    );
     std::fs::remove_file(&path).unwrap();
-    assert_eq!(v.brain.search("zebra", None, None).unwrap().total_matches, 1);
+    assert_eq!(
+        v.brain.search("zebra", None, None).unwrap().total_matches,
+        1
+    );
 }
 
 #[test]
 fn a_malformed_file_fails_reads_with_the_reference_text_but_not_stores() {
     let v = Vault::new();
     v.entity("projects", "fine", "ok", &[]);
-    std::fs::write(v.root().join("entities/projects/broken.md"), "no frontmatter").unwrap();
+    std::fs::write(
+        v.root().join("entities/projects/broken.md"),
+        "no frontmatter",
+    )
+    .unwrap();
     assert_eq!(
         v.brain.search("ok", None, None).unwrap_err().to_string(),
         "Missing frontmatter block (entities/projects/broken.md)"
     );
     v.entity("projects", "another", "still storable", &[]);
-    std::fs::write(v.root().join("entities/projects/broken.md"), "---\nid: x\ntype: note\ncategory: c\ncreated: a\nupdated: b\npinned: false\n---\n").unwrap();
+    std::fs::write(
+        v.root().join("entities/projects/broken.md"),
+        "---\nid: x\ntype: note\ncategory: c\ncreated: a\nupdated: b\npinned: false\n---\n",
+    )
+    .unwrap();
     assert_eq!(
-        v.brain.retrieve("entity-projects-fine").unwrap_err().to_string(),
+        v.brain
+            .retrieve("entity-projects-fine")
+            .unwrap_err()
+            .to_string(),
         "Invalid memory type: note (entities/projects/broken.md)"
     );
     std::fs::remove_file(v.root().join("entities/projects/broken.md")).unwrap();
@@ -539,7 +668,17 @@ fn a_malformed_file_fails_reads_with_the_reference_text_but_not_stores() {
 fn hostile_names_and_categories_never_leave_the_vault() {
     let v = Vault::new();
     let hostile = [
-        "../escape", "..", "a/b", "a\\b", "/etc/passwd", "C:\\x", "a\0b", "Alice", "", " a", "a..b",
+        "../escape",
+        "..",
+        "a/b",
+        "a\\b",
+        "/etc/passwd",
+        "C:\\x",
+        "a\0b",
+        "Alice",
+        "",
+        " a",
+        "a..b",
     ];
     for bad in hostile {
         for (category, name) in [(bad, "ok"), ("people", bad)] {
@@ -558,7 +697,10 @@ fn hostile_names_and_categories_never_leave_the_vault() {
             if category.is_empty() {
                 assert_eq!(err.to_string(), "category is required when type is entity");
             } else {
-                assert!(matches!(err, BrainError::BadSegment { .. }), "{bad:?}: {err}");
+                assert!(
+                    matches!(err, BrainError::BadSegment { .. }),
+                    "{bad:?}: {err}"
+                );
             }
         }
     }
@@ -593,8 +735,15 @@ fn symlinked_folders_are_refused_and_symlinked_files_are_not_memories() {
     )
     .unwrap();
     std::fs::create_dir_all(v.root().join("entities/x")).unwrap();
-    std::os::unix::fs::symlink(elsewhere.path().join("secret.md"), v.root().join("entities/x/secret.md")).unwrap();
-    assert_eq!(v.brain.search("secret", None, None).unwrap().total_matches, 0);
+    std::os::unix::fs::symlink(
+        elsewhere.path().join("secret.md"),
+        v.root().join("entities/x/secret.md"),
+    )
+    .unwrap();
+    assert_eq!(
+        v.brain.search("secret", None, None).unwrap().total_matches,
+        0
+    );
 }
 
 #[test]
@@ -603,7 +752,10 @@ fn secrets_are_scrubbed_before_they_reach_the_file() {
     let key = format!("sk-proj-{}", "a1B2c3D4e5F6g7H8i9J0".repeat(3));
     v.entity("projects", "keys", &format!("the key is {key}"), &[]);
     let text = v.file("entities/projects/keys.md");
-    assert!(!text.contains(&key) && text.contains("[REDACTED]"), "{text}");
+    assert!(
+        !text.contains(&key) && text.contains("[REDACTED]"),
+        "{text}"
+    );
     let tags = Vec::new();
     let err = v
         .brain
@@ -631,6 +783,20 @@ fn search_ranks_every_match_and_counts_them_all() {
     assert_eq!(found.results.len(), 3);
     assert_eq!(found.results[0].id, "entity-projects-item-17");
     // Short queries go around the trigram index.
-    assert_eq!(v.brain.search("it", None, Some(50.0)).unwrap().results.len(), 20);
-    assert_eq!(v.brain.search("item-1", None, Some(0.0)).unwrap().results.len(), 1);
+    assert_eq!(
+        v.brain
+            .search("it", None, Some(50.0))
+            .unwrap()
+            .results
+            .len(),
+        20
+    );
+    assert_eq!(
+        v.brain
+            .search("item-1", None, Some(0.0))
+            .unwrap()
+            .results
+            .len(),
+        1
+    );
 }

@@ -113,7 +113,9 @@ mod tests {
     fn every_written_timestamp_parses_back_to_the_same_instant() {
         let mut x: i64 = 0x2545_F491;
         for _ in 0..2000 {
-            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
             let ms = (x >> 20).rem_euclid(4_102_444_800_000);
             assert_eq!(parse_iso(&iso(ms)), Some(ms), "{}", iso(ms));
         }
@@ -123,7 +125,10 @@ mod tests {
     fn hand_typed_forms_parse() {
         assert_eq!(parse_iso("2026-02-20"), Some(1_771_545_600_000));
         assert_eq!(parse_iso("2026-02-20T14:30:00Z"), Some(1_771_597_800_000));
-        assert_eq!(parse_iso("2026-02-20T15:30:00+01:00"), Some(1_771_597_800_000));
+        assert_eq!(
+            parse_iso("2026-02-20T15:30:00+01:00"),
+            Some(1_771_597_800_000)
+        );
         assert_eq!(parse_iso("yesterday"), None);
         assert_eq!(parse_iso("2026-13-01"), None);
         assert_eq!(parse_iso(""), None);

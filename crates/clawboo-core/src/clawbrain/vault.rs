@@ -197,19 +197,29 @@ pub fn replace(root: &Path, rel: &str, text: &str) -> Result<Stamp, BrainError> 
     Stamp::read(&target).map_err(|e| BrainError::io(&target, e))
 }
 
-/// Writes `text` at `rel` only if nothing is there (not even a dangling symlink), atomically:
-/// `Ok(None)` when something already is.
+/// Writes `text` at `rel` only if nothing is there (not even a dangling symlink), atomically (a
+/// hard link of a complete temporary file, which fails rather than replace): `Ok(None)` when
+/// something already is.
 pub fn create_new(root: &Path, rel: &str, text: &str) -> Result<Option<Stamp>, BrainError> {
     ensure_parent(root, rel)?;
     let target = abs(root, rel);
     let temp = write_temp(&target, text)?;
-    let linked = fs::hard_link(&temp, &target);
+    let placed = match fs::hard_link(&temp, &target) {
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+        // A file system without hard links: the caller's `BEGIN IMMEDIATE` already keeps other
+        // writers of this vault out, so check-then-rename is enough there.
+        Err(_) if fs::symlink_metadata(&target).is_err() => {
+            fs::rename(&temp, &target).map(|()| true)
+        }
+        Err(_) => Ok(false),
+        Ok(()) => Ok(true),
+    };
     let _ = fs::remove_file(&temp);
-    match linked {
-        Ok(()) => Stamp::read(&target)
+    match placed {
+        Ok(true) => Stamp::read(&target)
             .map(Some)
             .map_err(|e| BrainError::io(&target, e)),
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(None),
+        Ok(false) => Ok(None),
         Err(e) => Err(BrainError::io(&target, e)),
     }
 }
