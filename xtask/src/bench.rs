@@ -183,6 +183,16 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         )?);
     }
 
+    for (name, unit, ours) in crate::bench_clawbrain::figures(quick)? {
+        let vs = vec![None; subjects.len() - 1];
+        rows.push(Row {
+            name,
+            unit,
+            ours,
+            vs,
+        });
+    }
+
     print_table(&subjects, &rows);
     let path = write_json(&subjects, &rows)?;
     println!(

@@ -402,6 +402,7 @@ fn check_archive(archive: &Path) -> anyhow::Result<()> {
     }
     println!("probing the unpacked bins");
     probe::probe_bins(|bin, db| Server::spawn_command(root.join(bin), db, &[]))?;
+    probe::probe_clawbrain(&root.join("clawboo-mcp-memory"))?;
     if static_glibc(&target) {
         probe_in_empty_root(&root)?;
     }

@@ -5,6 +5,7 @@
 //! benchmarks over stdio).
 
 mod bench;
+mod bench_clawbrain;
 mod dist;
 mod probe;
 

@@ -2,7 +2,8 @@
 //!
 //! Builds the bins (release unless `--debug`), then for each: spawns it over stdio on a fresh
 //! temporary database, times `initialize` + `tools/list`, and checks the advertised name and tool
-//! count. Prints one line per server; fails on any mismatch.
+//! count; then the memory bin's `clawbrain` mode on a temporary vault (server `clawbrain`, the 7
+//! tools of seed 002 plus `memory_feedback`). Prints one line per server; fails on any mismatch.
 //!
 //! The build shows cargo's own progress (its `Compiling …` lines, on stderr) as soon as cargo has
 //! anything to build, because a first release build takes minutes; when everything is fresh it
@@ -127,7 +128,8 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         }
     };
     build_bins(profile)?;
-    probe_bins(|bin, db| Server::spawn_command(bin_path(bin), db, &[]))
+    probe_bins(|bin, db| Server::spawn_command(bin_path(bin), db, &[]))?;
+    probe_clawbrain(&bin_path("clawboo-mcp-memory"))
 }
 
 /// Probes the four bins, each started by `launch(bin, database)`: one line each; an error listing
@@ -175,6 +177,65 @@ pub fn probe_bins(launch: impl Fn(&str, &Path) -> Server) -> anyhow::Result<()> 
         bail!("probe failed:\n  {}", failures.join("\n  "));
     }
     println!("probe: all {} servers answered", EXPECTED.len());
+    Ok(())
+}
+
+/// The seed-002 tools plus `memory_feedback`, served by `clawboo-mcp-memory clawbrain`.
+const CLAWBRAIN_TOOLS: [&str; 8] = [
+    "memory_store",
+    "memory_retrieve",
+    "memory_search",
+    "memory_update",
+    "memory_delete",
+    "credit_report",
+    "memory_compact",
+    "memory_feedback",
+];
+
+/// Probes `<memory_bin> clawbrain` on a fresh vault: one line; an error listing every mismatch.
+pub fn probe_clawbrain(memory_bin: &Path) -> anyhow::Result<()> {
+    let mut failures = Vec::new();
+    let dir = TempDir::new("probe-clawbrain");
+    let vault = dir.path().join("memory").display().to_string();
+    let started = Instant::now();
+    let mut server = Server::spawn_program(
+        memory_bin.to_path_buf(),
+        &["clawbrain"],
+        &dir.db_path(),
+        &[("MEMORY_DIR", vault.as_str())],
+    );
+    let info = server.initialize();
+    let tools = server.list_tools();
+    let elapsed = started.elapsed();
+    let status = server.close();
+    let got_name = info["serverInfo"]["name"].as_str().unwrap_or("?");
+    let version = info["serverInfo"]["version"].as_str().unwrap_or("?");
+    println!(
+        "{:<22} {got_name:<18} {version:>8} {:>6} {:>8.1}",
+        "  … memory clawbrain",
+        tools.len(),
+        elapsed.as_secs_f64() * 1000.0
+    );
+    let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+    if got_name != "clawbrain" || version != VERSION {
+        failures.push(format!(
+            "clawbrain mode: server {got_name:?} {version:?}, expected \"clawbrain\" {VERSION:?}"
+        ));
+    }
+    if names.len() != CLAWBRAIN_TOOLS.len() || CLAWBRAIN_TOOLS.iter().any(|t| !names.contains(t)) {
+        failures.push(format!(
+            "clawbrain mode: tools {names:?}, expected {CLAWBRAIN_TOOLS:?}"
+        ));
+    }
+    if !status.success() {
+        failures.push(format!(
+            "clawbrain mode: exited with {status} after stdin closed"
+        ));
+    }
+    if !failures.is_empty() {
+        bail!("probe failed:\n  {}", failures.join("\n  "));
+    }
+    println!("probe: the memory bin's clawbrain mode answered");
     Ok(())
 }
 

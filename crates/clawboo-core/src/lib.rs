@@ -10,6 +10,7 @@ pub mod attach;
 pub mod binding;
 pub mod board;
 pub mod broker;
+pub mod clawbrain;
 pub mod cli;
 pub mod db;
 pub mod http;

@@ -12,6 +12,7 @@
 //! Must never: panic on bad input or an unusable database; write anything but protocol to stdout
 //! while serving.
 
+pub mod clawbrain;
 pub mod operator;
 
 use std::process::ExitCode;
