@@ -182,12 +182,14 @@ impl Broker {
     }
 
     /// The same broker with another inspector chain.
+    #[cfg(test)]
     pub fn with_chain(mut self, chain: &'static [Inspector]) -> Self {
         self.chain = chain;
         self
     }
 
     /// The database.
+    #[cfg(test)]
     pub fn db(&self) -> &Db {
         &self.db
     }

@@ -55,9 +55,8 @@ use engine::{FileRow, RowDefaults};
 use frontmatter::Frontmatter;
 use vault::Stamp;
 
-pub use digest::allocate_budget;
 pub use engine::Moved;
-pub use lifecycle::{CompactReport, DecayReport, Strategy};
+pub use lifecycle::Strategy;
 
 /// The default session when `SESSION_ID` is unset (the reference host uses the same).
 pub const DEFAULT_SESSION: &str = "local-session";
@@ -492,14 +491,10 @@ impl Brain {
     }
 
     /// Replaces the clock (a test moves a [`Clock::manual`] instead of sleeping).
+    #[cfg(test)]
     pub fn with_clock(mut self, clock: Clock) -> Self {
         self.clock = clock;
         self
-    }
-
-    /// The vault root.
-    pub fn root(&self) -> &Path {
-        &self.root
     }
 
     fn now(&self) -> (i64, String) {

@@ -52,12 +52,10 @@ pub fn room_for_team(team_id: &str) -> String {
 /// What kind of voice a post is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PostKind {
-    /// A teammate's post (the only kind the MCP tool writes).
+    /// A teammate's post, the only kind the MCP tool writes. (The reference's board narration and
+    /// a person's posts, `system` and `user`, are written by its host program, never by us; a read
+    /// returns whatever `kind` a row holds.)
     Peer,
-    /// Board narration by `clawboo`.
-    System,
-    /// A person's post.
-    User,
 }
 
 impl PostKind {
@@ -65,8 +63,6 @@ impl PostKind {
     pub fn as_str(self) -> &'static str {
         match self {
             PostKind::Peer => "peer",
-            PostKind::System => "system",
-            PostKind::User => "user",
         }
     }
 }
