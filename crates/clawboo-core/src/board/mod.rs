@@ -297,6 +297,7 @@ pub enum TaskRole {
 }
 
 /// Why a board write was refused.
+/// Wire: reference (keep the text; detail may only be appended).
 ///
 /// The texts are wire texts: the reference's reason codes (`not_found`, `conflict`,
 /// `illegal_transition`, `verification_required`) and its cap and lookup messages. Where we add
@@ -378,6 +379,7 @@ pub enum BoardError {
         depends_on: String,
     },
     /// The database failed.
+    /// Wire: ours.
     #[error("database error: {0}")]
     Db(#[from] rusqlite::Error),
 }

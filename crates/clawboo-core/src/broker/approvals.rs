@@ -331,9 +331,11 @@ pub struct Resolved {
 }
 
 /// Why a decision was not recorded.
+/// Wire: ours.
 #[derive(Debug, thiserror::Error)]
 pub enum ResolveError {
     /// No row has that id.
+    /// Wire: reference (seed 003: the REST 404 body).
     #[error("approval not found")]
     NotFound {
         /// The id asked for.

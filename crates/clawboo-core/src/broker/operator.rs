@@ -107,6 +107,7 @@ pub fn audit_log(db: &Db, tool: Option<&str>, limit: u32) -> rusqlite::Result<Ve
 }
 
 /// Why a tool could not be switched.
+/// Wire: ours.
 #[derive(Debug, thiserror::Error)]
 pub enum SwitchError {
     /// No builtin has that name.

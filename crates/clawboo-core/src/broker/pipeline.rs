@@ -136,6 +136,7 @@ impl Outcome {
 }
 
 /// A failure of the broker itself (not of a tool): the database.
+/// Wire: ours.
 #[derive(Debug, thiserror::Error)]
 pub enum BrokerError {
     /// A read or write of the broker's tables failed.

@@ -62,6 +62,7 @@ pub use lifecycle::Strategy;
 pub const DEFAULT_SESSION: &str = "local-session";
 
 /// An error of ClawBrain; its text is the tool-error text (spec §8).
+/// Wire: reference (keep the text; detail may only be appended).
 #[derive(Debug, thiserror::Error)]
 pub enum BrainError {
     /// An entity without a category.
@@ -91,6 +92,7 @@ pub enum BrainError {
         path: String,
     },
     /// A `name` or `category` that is not kebab-case.
+    /// Wire: ours.
     #[error(
         "{field} must be kebab-case (lowercase letters and digits joined by single hyphens, e.g. alice-chen), got \"{value}\""
     )]
@@ -101,9 +103,11 @@ pub enum BrainError {
         value: String,
     },
     /// A name or category that the secret scrubber would mask.
+    /// Wire: ours.
     #[error("{0} looks like a secret; choose a name that is not a credential")]
     SecretSegment(&'static str),
     /// A bad tag.
+    /// Wire: ours.
     #[error("tags[{index}] {reason}")]
     BadTag {
         /// Its position.
@@ -112,9 +116,11 @@ pub enum BrainError {
         reason: &'static str,
     },
     /// Content that held nothing but secrets.
+    /// Wire: ours.
     #[error("content is nothing but secrets ([REDACTED]); nothing was stored")]
     OnlySecrets,
     /// A folder on the way is a symlink or not a folder.
+    /// Wire: ours.
     #[error("refusing to write {0}: a folder on the way is a symlink or not a folder")]
     UnsafePath(String),
     /// A file-system error.
@@ -124,6 +130,7 @@ pub enum BrainError {
     #[error("engine.db: {0}")]
     Db(#[from] rusqlite::Error),
     /// A bad `signal` for the operator command.
+    /// Wire: ours.
     #[error(
         "signal must be one of task_completed, positive_feedback, tool_success, user_correction, session_abandoned, got \"{0}\""
     )]

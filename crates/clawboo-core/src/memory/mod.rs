@@ -175,12 +175,14 @@ macro_rules! latest_procedure_only {
 pub(crate) use {fact_columns, latest_procedure_only, procedure_columns, scope_filter};
 
 /// A failed memory operation.
+/// Wire: reference (keep the text; detail may only be appended).
 #[derive(Debug, thiserror::Error)]
 pub enum MemoryError {
     /// The content was nothing but secrets.
     #[error("nothing to save: content was entirely redacted secrets")]
     EntirelyRedacted,
     /// The database failed.
+    /// Wire: ours.
     #[error("database error: {0}")]
     Db(#[from] rusqlite::Error),
 }

@@ -90,6 +90,7 @@ impl MemoryState {
 }
 
 /// A tool-error of the memory server.
+/// Wire: reference (keep the text; detail may only be appended).
 #[derive(Debug, thiserror::Error)]
 pub enum MemoryToolError {
     /// A fact save without a title.

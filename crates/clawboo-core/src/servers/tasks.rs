@@ -27,6 +27,7 @@ pub struct TasksState {
 }
 
 /// A tool-error of the Tasks server. A task that is missing or, on a bound session, belongs to
+/// Wire: reference (keep the text; detail may only be appended).
 /// another team is the board's own [`BoardError::NotFound`], so the two read the same.
 #[derive(Debug, thiserror::Error)]
 pub enum TasksError {

@@ -52,6 +52,7 @@ pub struct TeamChatState {
 }
 
 /// A tool-error of the TeamChat server.
+/// Wire: reference (keep the text; detail may only be appended).
 #[derive(Debug, thiserror::Error)]
 pub enum TeamChatError {
     /// `text` was empty once trimmed.
