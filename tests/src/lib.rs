@@ -6,6 +6,7 @@
 //! Must never: depend on the server's internals; everything goes over the wire.
 
 pub mod loopback;
+pub mod reference;
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
