@@ -467,7 +467,7 @@ fn operator_commands_explain_failures_and_change_nothing_twice() {
     assert_eq!(unknown.code, 1);
     assert_eq!(
         unknown.err,
-        "no approval with id \"no-such-id\"; `approvals` lists the pending ones\n"
+        "clawboo-mcp-tools: no approval with id \"no-such-id\"; `approvals` lists the pending ones\n"
     );
     let unknown_json = operator(&db, &["deny", "no-such-id", "--json"]);
     assert_eq!(unknown_json.code, 1);

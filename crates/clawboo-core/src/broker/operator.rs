@@ -203,25 +203,35 @@ fn parse_command(name: &str, rest: &[String]) -> Result<Invocation, String> {
 
 /// Runs `args` if it is an operator command: opens the database named by the environment, runs
 /// the command, prints its report and returns its exit code. `None` when `args` is not one.
+/// Errors follow the bins' one style: `{"error":…}` on stdout under `--json`, else one line on
+/// stderr prefixed with `bin`; exit 2 for usage, 1 for failure.
 pub fn dispatch(bin: &str, args: &[String]) -> Option<ExitCode> {
+    let json = args.iter().any(|a| a == "--json");
     let invocation = match parse(args)? {
         Ok(invocation) => invocation,
         Err(message) => {
-            eprintln!("{bin}: {message}; run `{bin} --help` for usage");
-            return Some(ExitCode::from(2));
+            let message = format!("{message}; run `{bin} --help` for usage");
+            let report = failure(json, &message);
+            return Some(emit(bin, Report { code: 2, ..report }));
         }
     };
     let db = match default_db_path().and_then(|path| Db::open(&path)) {
         Ok(db) => db,
-        Err(e) => {
-            eprintln!("{bin}: {e}");
-            return Some(ExitCode::FAILURE);
-        }
+        Err(e) => return Some(emit(bin, failure(json, &e.to_string()))),
     };
-    let report = run(&db, &AvailabilityContext::process(), &invocation);
+    Some(emit(
+        bin,
+        run(&db, &AvailabilityContext::process(), &invocation),
+    ))
+}
+
+/// Prints `report` (its stderr lines prefixed with `bin`) and returns its exit code.
+fn emit(bin: &str, report: Report) -> ExitCode {
     print!("{}", report.out);
-    eprint!("{}", report.err);
-    Some(ExitCode::from(report.code))
+    for line in report.err.lines() {
+        eprintln!("{bin}: {line}");
+    }
+    ExitCode::from(report.code)
 }
 
 /// Runs one command against `db`, with availability judged in `env`.
