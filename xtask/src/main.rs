@@ -5,6 +5,7 @@
 //! benchmarks over stdio).
 
 mod bench;
+mod bench_scrub;
 mod dist;
 mod probe;
 
@@ -18,7 +19,8 @@ verbs:
     dist     build the release bins and pack dist/clawboo-mcp-<version>-<target>.tar.gz
              with README, LICENSE and SHA256SUMS; --check unpacks it and probes the bins
     bench    whole-process benchmarks over stdio with the release bins (cold start, round
-             trips, an 8-process claim race, memory search at 10k/100k facts, peak RSS);
+             trips, an 8-process claim race, memory search at 10k/100k facts, peak RSS,
+             scrubber MB/s);
              --quick for a smoke run, --vs 'COMMAND' to compare another stdio server
 ";
 
@@ -28,6 +30,7 @@ fn main() -> ExitCode {
         Some("probe") => probe::run(&args[1..]),
         Some("dist") => dist::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
+        Some("bench-scrub") => bench_scrub::run(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
             print!("{USAGE}");
             return if args.is_empty() {

@@ -816,7 +816,8 @@ impl Scan<'_> {
         Some((at, end, false))
     }
 
-    /// A value after a key name and separator; returns the end of what was masked.
+    /// A value after a key name and separator, masked when it is a literal secret; returns the
+    /// end of the value (masked or not), where the scan resumes, so no value is read twice.
     fn assigned_value(
         &mut self,
         key: &str,
@@ -828,18 +829,18 @@ impl Scan<'_> {
     ) -> Option<usize> {
         let (start, end, quoted) = self.read_value(at)?;
         let value = &self.text[start..end];
-        let next = self.bytes.get(end + usize::from(quoted)).copied();
+        let after = end + usize::from(quoted);
+        let next = self.bytes.get(after).copied();
         let glued = at > 0 && self.bytes[at - 1] == b':';
         if !value_is_secret(key, value, glued, quoted, next, sep, strength, upper_env) {
-            return None;
+            return Some(after);
         }
         if upper_env && sep != Sep::Element {
-            let whole_end = end + usize::from(quoted);
-            self.spans.push((key_start, whole_end));
-            return Some(whole_end);
+            self.spans.push((key_start, after));
+        } else {
+            self.spans.push((start, end));
         }
-        self.spans.push((start, end));
-        Some(end)
+        Some(after)
     }
 
     /// `Authorization: <scheme> <credential>` (or a bare credential): masked together.
@@ -849,19 +850,21 @@ impl Scan<'_> {
             (s, _, false) => (s, line_value_end(self.bytes, s)),
         };
         let value = self.text[start..end].trim_end();
+        let line_end = end;
         let end = start + value.len();
         let parts: Vec<&str> = value.split_whitespace().collect();
-        let credential = parts.last()?;
+        let Some(credential) = parts.last() else {
+            return Some(line_end);
+        };
         let secret = match parts.len() {
             0 => false,
             1 => looks_random(credential, 16),
             _ => credential.len() >= 8,
         };
-        if !secret || is_placeholder(credential) || is_placeholder(value) {
-            return None;
+        if secret && !is_placeholder(credential) && !is_placeholder(value) {
+            self.spans.push((start, end));
         }
-        self.spans.push((start, end));
-        Some(end)
+        Some(line_end)
     }
 
     /// `Cookie: a=b; session=…`: masks the values of session-like or random-looking cookies.
