@@ -18,7 +18,7 @@ use std::sync::LazyLock;
 use regex::{Captures, Regex};
 
 use super::REDACTED;
-use super::value::{is_placeholder, is_word_chain, looks_random};
+use super::value::{has_placeholder_marks, is_placeholder, is_word_chain, looks_random};
 
 /// Provider tokens with a literal prefix: `(kind, pattern)`. All are joined into one regex, so the
 /// text is scanned once for all of them. `\b` is made an ASCII word boundary when compiled.
@@ -543,19 +543,6 @@ fn token_is_real(token: &str) -> bool {
     }
     let body = t.split_whitespace().last().unwrap_or(t);
     !is_word_chain(body) && !has_placeholder_marks(body)
-}
-
-/// The placeholder marks that can sit inside a token-shaped string: `xxxx` runs, elisions, and
-/// stock words (`your`, `here`, `example`).
-fn has_placeholder_marks(token: &str) -> bool {
-    let lower = token.to_ascii_lowercase();
-    lower.contains("xxxx")
-        || lower.contains("...")
-        || lower.contains("your")
-        || lower.contains("here")
-        || lower.contains("example")
-        || lower.contains("placeholder")
-        || lower.contains("****")
 }
 
 #[cfg(test)]

@@ -28,17 +28,8 @@ pub(crate) fn is_placeholder(value: &str) -> bool {
     {
         return true;
     }
-    if v.contains("${")
-        || v.contains("{{")
-        || v.contains("$(")
-        || v.contains("#{")
-        || v.contains("%(")
-        || v.contains("...")
-        || v.contains('…')
-        || v.contains("***")
-        || v.contains("•")
-        || v.contains("<%")
-    {
+    const TEMPLATES: &[&str] = &["${", "{{", "$(", "#{", "%(", "<%", "…", "•"];
+    if TEMPLATES.iter().any(|t| v.contains(t)) || has_placeholder_marks(v) {
         return true;
     }
     // A leading `$NAME` is a shell or template variable, `!Ref X` a YAML tag.
@@ -102,6 +93,22 @@ pub(crate) fn is_placeholder(value: &str) -> bool {
     // The same character over and over (`000000`, `aaaaaaaa`) is a filler, not a secret.
     let first = b[0];
     b.len() >= 3 && b.iter().all(|&c| c == first)
+}
+
+/// The placeholder marks that can sit even inside a token-shaped string: `xxxx` runs, elisions,
+/// masks, and stock words (`your`, `here`, `example`, `placeholder`).
+pub(crate) fn has_placeholder_marks(token: &str) -> bool {
+    const MARKS: &[&str] = &[
+        "xxxx",
+        "...",
+        "***",
+        "your",
+        "here",
+        "example",
+        "placeholder",
+    ];
+    let lower = token.to_ascii_lowercase();
+    MARKS.iter().any(|m| lower.contains(m))
 }
 
 /// Whether `text` has `n` or more `byte`s in a row.
