@@ -228,6 +228,34 @@ fn word_strength(w: &str, flag: bool) -> Option<Strength> {
     None
 }
 
+/// Whether the word of `ident` around the keyword hit `[start, end)` names a secret: the word
+/// runs to the nearest separator or camelCase hump, as in [`words`].
+fn secret_word_at(ident: &[u8], start: usize, end: usize, flag: bool) -> bool {
+    let boundary = |i: usize| -> bool {
+        // Whether a word boundary lies between `ident[i - 1]` and `ident[i]`.
+        let (p, c) = (ident[i - 1], ident[i]);
+        !p.is_ascii_alphanumeric()
+            || !c.is_ascii_alphanumeric()
+            || (p.is_ascii_lowercase() || p.is_ascii_digit()) && c.is_ascii_uppercase()
+            || p.is_ascii_uppercase()
+                && c.is_ascii_uppercase()
+                && ident.get(i + 1).is_some_and(u8::is_ascii_lowercase)
+    };
+    let mut s = start;
+    while s > 0 && !boundary(s) {
+        s -= 1;
+    }
+    let mut e = end;
+    while e < ident.len() && !boundary(e) {
+        e += 1;
+    }
+    if e - s > 40 {
+        return false;
+    }
+    let word = String::from_utf8_lossy(&ident[s..e]).to_ascii_lowercase();
+    word_strength(word.trim_end_matches(|c: char| c.is_ascii_digit()), flag).is_some()
+}
+
 fn is_ident(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')
 }
@@ -297,6 +325,14 @@ impl Scan<'_> {
         let key_start = start + (ident.len() - ident.trim_start_matches(['-', '.']).len());
         let key = &self.text[key_start..key_end];
         if key.is_empty() || self.inside_url_or_path(start) {
+            return resume;
+        }
+        // Cheap first: most keyword hits sit in words that name no secret (`path`, `design`,
+        // `keyboard`, `tokens`); only a name with a secret word is classified in full.
+        let names_secret = KEYWORD
+            .find_iter(key)
+            .any(|h| secret_word_at(key.as_bytes(), h.start(), h.end(), flag));
+        if !names_secret {
             return resume;
         }
         let word_before = self.word_before(start);
