@@ -228,9 +228,9 @@ fn word_strength(w: &str, flag: bool) -> Option<Strength> {
     None
 }
 
-/// Whether the word of `ident` around the keyword hit `[start, end)` names a secret: the word
-/// runs to the nearest separator or camelCase hump, as in [`words`].
-fn secret_word_at(ident: &[u8], start: usize, end: usize, flag: bool) -> bool {
+/// Whether the word of `ident` around the keyword hit `[start, end)` names a secret, and the
+/// word's length: the word runs to the nearest separator or camelCase hump, as in [`words`].
+fn secret_word_at(ident: &[u8], start: usize, end: usize, flag: bool) -> (bool, usize) {
     let boundary = |i: usize| -> bool {
         // Whether a word boundary lies between `ident[i - 1]` and `ident[i]`.
         let (p, c) = (ident[i - 1], ident[i]);
@@ -250,10 +250,11 @@ fn secret_word_at(ident: &[u8], start: usize, end: usize, flag: bool) -> bool {
         e += 1;
     }
     if e - s > 40 {
-        return false;
+        return (false, e - s);
     }
     let word = String::from_utf8_lossy(&ident[s..e]).to_ascii_lowercase();
-    word_strength(word.trim_end_matches(|c: char| c.is_ascii_digit()), flag).is_some()
+    let secret = word_strength(word.trim_end_matches(|c: char| c.is_ascii_digit()), flag).is_some();
+    (secret, e - s)
 }
 
 fn is_ident(b: u8) -> bool {
@@ -329,9 +330,19 @@ impl Scan<'_> {
         }
         // Cheap first: most keyword hits sit in words that name no secret (`path`, `design`,
         // `keyboard`, `tokens`); only a name with a secret word is classified in full.
-        let names_secret = KEYWORD
-            .find_iter(key)
-            .any(|h| secret_word_at(key.as_bytes(), h.start(), h.end(), flag));
+        let names_secret = if hit_start >= key_start && hit_end <= key_end {
+            let (at, len) = (hit_start - key_start, hit_end - hit_start);
+            let (secret, word_len) = secret_word_at(key.as_bytes(), at, at + len, flag);
+            secret
+                || word_len < key.len()
+                    && KEYWORD
+                        .find_iter(key)
+                        .any(|h| secret_word_at(key.as_bytes(), h.start(), h.end(), flag).0)
+        } else {
+            KEYWORD
+                .find_iter(key)
+                .any(|h| secret_word_at(key.as_bytes(), h.start(), h.end(), flag).0)
+        };
         if !names_secret {
             return resume;
         }
