@@ -6,6 +6,7 @@
 
 mod bench;
 mod bench_clawbrain;
+mod bench_scrub;
 mod dist;
 mod probe;
 
@@ -21,7 +22,8 @@ verbs:
              LICENSE and SHA256SUMS; --check verifies both checksums, that the bins are static
              and start (in an empty chroot as root), and that packing again gives the same bytes
     bench    whole-process benchmarks over stdio with the release bins (cold start, round
-             trips, an 8-process claim race, memory search at 10k/100k facts, peak RSS);
+             trips, an 8-process claim race, memory search at 10k/100k facts, peak RSS,
+             scrubber MB/s);
              --quick for a smoke run, --vs 'COMMAND' to compare another stdio server
 ";
 
@@ -50,6 +52,7 @@ fn main() -> ExitCode {
         Some("probe") => probe::run(&args[1..]),
         Some("dist") => dist::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
+        Some("bench-scrub") => bench_scrub::run(&args[1..]),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
