@@ -23,8 +23,10 @@
 //! - the scope is applied inside the full-text query, so in-scope hits are never crowded out by
 //!   out-of-scope ones (the reference ranks the first 200 hits of every scope, then filters);
 //! - BM25 weighs the title (or a procedure's name) [`TITLE_WEIGHT`] times the content;
-//! - the vector pool is the newest [`VECTOR_POOL`] in-scope facts embedded by the current model,
-//!   and hybrid adds every full-text hit to it, so an old fact that matches the words is not lost;
+//! - vector search compares the query with every in-scope fact embedded by the current model (the
+//!   reference, and this code before: only the newest 200 / 1,000), through a per-process index
+//!   of quantized vectors (`vectors`) whose candidates are re-scored exactly; hybrid adds every
+//!   full-text hit to them;
 //! - procedures are searched too (by name and content), newest version only; they have no
 //!   vectors, so in hybrid mode they score on their words alone.
 //!
@@ -40,6 +42,7 @@ use serde::{Deserialize, Serialize};
 
 use super::embed::{Provider, cosine, from_blob};
 use super::query::{self, is_stop_word, match_all, match_any};
+use super::vectors::VectorIndex;
 use super::{
     Entry, MemoryError, ReadScope, fact_columns, fact_from_row, latest_procedure_only,
     procedure_columns, procedure_from_row, scope_filter,
@@ -48,8 +51,8 @@ use crate::db::Db;
 
 /// How much more a word in a title (or procedure name) counts than one in the content.
 pub const TITLE_WEIGHT: f64 = 2.0;
-/// How many of the newest embedded facts vector and hybrid search compare with the query.
-pub const VECTOR_POOL: i64 = 1000;
+/// Vector search reads back this many of the index's nearest candidates per hit asked for.
+const VECTOR_OVERFETCH: usize = 10;
 /// How many full-text hits hybrid search blends in.
 const HYBRID_TEXT_POOL: u32 = 200;
 /// How many matches a full-text tier reads and re-ranks, at least.
@@ -119,6 +122,7 @@ pub struct SearchOutcome {
 /// provider or the query cannot be embedded.
 pub(super) fn run(
     db: &Db,
+    index: &VectorIndex,
     provider: Option<&Provider>,
     query: &str,
     requested: Option<SearchMode>,
@@ -159,7 +163,16 @@ pub(super) fn run(
     };
     let conn = db.conn();
     Ok(SearchOutcome {
-        hits: vector_hits(&conn, query, &vector, &provider.id(), mode, limit, scope)?,
+        hits: vector_hits(
+            &conn,
+            index,
+            query,
+            &vector,
+            &provider.id(),
+            mode,
+            limit,
+            scope,
+        )?,
         degraded: None,
     })
 }
@@ -518,8 +531,13 @@ fn fact_match(r: &rusqlite::Row<'_>, ranked: bool) -> rusqlite::Result<Matched> 
     })
 }
 
+/// The facts nearest `query_vector` among every in-scope fact embedded by `model`: the index
+/// proposes the nearest `limit × 10` rowids (then more, while the scope filters too many out), and
+/// those are read back with the scope filter and scored with their stored vectors.
+#[allow(clippy::too_many_arguments)]
 fn vector_hits(
     conn: &Connection,
+    index: &VectorIndex,
     query: &str,
     query_vector: &[f32],
     model: &str,
@@ -527,31 +545,16 @@ fn vector_hits(
     limit: u32,
     scope: &ReadScope,
 ) -> Result<Vec<SearchHit>, MemoryError> {
-    let params = named(
-        scope,
-        [
-            (":model", SqlValue::Text(model.to_owned())),
-            (":pool", SqlValue::Integer(VECTOR_POOL)),
-        ],
-    );
-    let mut candidates: Vec<Candidate> = conn
-        .prepare_cached(concat!(
-            "SELECT ",
-            fact_columns!(),
-            ", m.embedding FROM memory_facts m
-             WHERE m.embedding_model = :model AND ",
-            scope_filter!(),
-            " ORDER BY m.updated_at DESC, m.rowid DESC LIMIT :pool"
-        ))?
-        .query_map(as_params(&params).as_slice(), |r| {
-            let blob: Option<Vec<u8>> = r.get("embedding")?;
-            Ok(Candidate {
-                entry: Entry::Fact(fact_from_row(r)?),
-                text: None,
-                vector: blob.as_deref().and_then(from_blob),
-            })
-        })?
-        .collect::<rusqlite::Result<_>>()?;
+    let stored = index.len(conn, model)?;
+    let mut wanted = (limit as usize * VECTOR_OVERFETCH).max(VECTOR_OVERFETCH);
+    let mut candidates: Vec<Candidate> = loop {
+        let rowids = index.nearest(conn, model, query_vector, wanted)?;
+        let found = facts_by_rowid(conn, &rowids, model, scope)?;
+        if found.len() >= limit as usize || rowids.len() >= stored {
+            break found;
+        }
+        wanted *= 4;
+    };
     if mode == SearchMode::Hybrid {
         let text = text_candidates(conn, query, HYBRID_TEXT_POOL, scope, Some(model))?;
         let mut position: HashMap<String, usize> = candidates
@@ -598,6 +601,42 @@ fn vector_hits(
     hits.sort_by(|a, b| b.score.total_cmp(&a.score));
     hits.truncate(limit as usize);
     Ok(hits)
+}
+
+/// The facts with `rowids` that are in scope and embedded by `model`, with their vectors.
+fn facts_by_rowid(
+    conn: &Connection,
+    rowids: &[i64],
+    model: &str,
+    scope: &ReadScope,
+) -> Result<Vec<Candidate>, MemoryError> {
+    let list = serde_json::to_string(rowids).unwrap_or_else(|_| "[]".into());
+    let params = named(
+        scope,
+        [
+            (":rowids", SqlValue::Text(list)),
+            (":model", SqlValue::Text(model.to_owned())),
+        ],
+    );
+    let found = conn
+        .prepare_cached(concat!(
+            "SELECT ",
+            fact_columns!(),
+            ", m.embedding AS embedding FROM memory_facts m
+             WHERE m.rowid IN (SELECT value FROM json_each(:rowids))
+               AND m.embedding_model = :model AND ",
+            scope_filter!()
+        ))?
+        .query_map(as_params(&params).as_slice(), |r| {
+            let blob: Option<Vec<u8>> = r.get("embedding")?;
+            Ok(Candidate {
+                entry: Entry::Fact(fact_from_row(r)?),
+                text: None,
+                vector: blob.as_deref().and_then(from_blob),
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(found)
 }
 
 /// The scope filter's parameters followed by `extra`.
@@ -806,5 +845,102 @@ mod tests {
                 hits.iter().map(|h| h.score).collect::<Vec<_>>()
             );
         }
+    }
+
+    #[test]
+    fn an_old_fact_is_found_by_meaning_behind_thousands_of_newer_ones() {
+        let provider = Provider::Ollama {
+            base: clawboo_tests::loopback::ollama().base,
+            model: "nomic-embed-text".into(),
+        };
+        let memory = Memory::new(
+            Db::open_in_memory().unwrap(),
+            Embedder::with(Some(provider.clone())),
+        );
+        let old = NewFact {
+            title: "Payments",
+            content: "refunds go through the stripe dashboard",
+            tags: &[],
+        };
+        let old = memory.save_fact(&old, &WriteScope::default()).unwrap();
+        let team_only = NewFact {
+            title: "Ledger",
+            content: "stripe refunds are reconciled in the ledger dashboard",
+            tags: &[],
+        };
+        let team_only = memory
+            .save_fact(&team_only, &WriteScope::new(Some("team-a"), None, None))
+            .unwrap();
+        // Thousands of newer facts, each embedded (written directly: one HTTP call each would be
+        // slow), none about payments.
+        let fillers: Vec<(String, String)> = (0..3000)
+            .map(|i| {
+                (
+                    format!("note {i}"),
+                    format!("garden {i} hose and rake and shed"),
+                )
+            })
+            .collect();
+        {
+            let conn = memory.db.conn();
+            crate::memory::seed_facts(&conn, fillers.iter().map(|(t, c)| (t.as_str(), c.as_str())))
+                .unwrap();
+            let mut set = conn
+                .prepare(
+                    "UPDATE memory_facts SET embedding = ?1, embedding_model = ?2 WHERE id = ?3",
+                )
+                .unwrap();
+            let ids: Vec<(String, String)> = conn
+                .prepare("SELECT id, content FROM memory_facts WHERE title LIKE 'note %'")
+                .unwrap()
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            for (id, content) in ids {
+                let vector: Vec<f32> = clawboo_tests::loopback::bag_of_words(&content)
+                    .into_iter()
+                    .map(|x| x as f32)
+                    .collect();
+                set.execute(rusqlite::params![
+                    super::super::embed::to_blob(&vector),
+                    provider.id(),
+                    id
+                ])
+                .unwrap();
+            }
+        }
+        for mode in [SearchMode::Vector, SearchMode::Hybrid] {
+            let hits = memory
+                .search(
+                    "stripe dashboard refunds",
+                    Some(mode),
+                    3,
+                    &ReadScope::default(),
+                )
+                .unwrap()
+                .hits;
+            let first = hits.first().map(|h| h.entry.id());
+            assert!(
+                first == Some(old.id.as_str()) || first == Some(team_only.id.as_str()),
+                "{mode:?}: {hits:?}"
+            );
+            assert!(
+                hits.iter().take(2).any(|h| h.entry.id() == old.id),
+                "{mode:?}"
+            );
+        }
+        // A reader scoped to another team still finds the global fact, never team A's.
+        let hits = memory
+            .search(
+                "stripe dashboard refunds",
+                Some(SearchMode::Vector),
+                3,
+                &ReadScope::new(Some("team-b"), None, None),
+            )
+            .unwrap()
+            .hits;
+        assert_eq!(hits[0].entry.id(), old.id);
+        assert!(hits.iter().all(|h| h.entry.id() != team_only.id));
     }
 }
