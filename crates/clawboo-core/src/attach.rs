@@ -10,8 +10,8 @@
 //! forms), so paths with spaces or quotes survive — the reference interpolates them raw.
 //! Decisions: stdio runs the native bin directly (`command` = the bin, `args` = `[]`); the Codex
 //! header names `~/.codex/config.toml` for both transports; the HTTP URL carries the scope as query
-//! parameters like the reference but never a signature (this project serves stdio only; the HTTP
-//! form is for a Clawboo web server).
+//! parameters like the reference and, given the install's binding key, a signature `sig` over them
+//! (what `serve` requires by default).
 //!
 //! Must never: read the environment or the file system.
 
@@ -20,6 +20,8 @@ use std::str::FromStr;
 
 use serde::Serialize;
 use serde_json::{Map, Value, json};
+
+use crate::signature::{BindingKey, SIG_PARAM, Signed};
 
 /// The HTTP base used when none is given (the reference's web server).
 pub const DEFAULT_HTTP_BASE: &str = "http://localhost:18790";
@@ -146,6 +148,8 @@ pub struct AttachRequest {
     pub http_base: Option<String>,
     /// The binding.
     pub scope: Scope,
+    /// The install's binding key: HTTP URLs carrying a binding are signed with it.
+    pub binding_key: Option<BindingKey>,
 }
 
 /// A generated attach config: the snippet to paste and the same thing as data.
@@ -224,6 +228,25 @@ pub fn http_url(base: &str, server: ServerKind, scope: &Scope) -> String {
     }
 }
 
+/// [`http_url`] with the signature of its binding appended (`&sig=<hex>`) when it carries one:
+/// tasks signs team and agent, memory team, agent and tenant, teamchat room team and author.
+pub fn signed_http_url(base: &str, server: ServerKind, scope: &Scope, key: &BindingKey) -> String {
+    let url = http_url(base, server, scope);
+    if !url.contains('?') {
+        return url;
+    }
+    let tenant = match server {
+        ServerKind::Memory => non_blank(&scope.tenant_id).unwrap_or_default(),
+        _ => "",
+    };
+    let sig = key.sign(Signed {
+        team: non_blank(&scope.team_id).unwrap_or_default(),
+        agent: non_blank(&scope.agent_id).unwrap_or_default(),
+        tenant,
+    });
+    format!("{url}&{SIG_PARAM}={sig}")
+}
+
 /// `application/x-www-form-urlencoded` encoding of one value (space → `+`).
 fn form_encode(value: &str) -> String {
     let mut out = String::with_capacity(value.len());
@@ -248,7 +271,10 @@ pub fn attach_config(request: &AttachRequest) -> AttachConfig {
             http_snippet(
                 request.runtime,
                 &id,
-                &http_url(base, request.server, &request.scope),
+                &match &request.binding_key {
+                    Some(key) => signed_http_url(base, request.server, &request.scope, key),
+                    None => http_url(base, request.server, &request.scope),
+                },
             )
         }
         Transport::Stdio => {

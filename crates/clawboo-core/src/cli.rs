@@ -10,8 +10,10 @@ use std::time::Duration;
 
 use crate::attach::{self, AttachRequest, Scope, ServerKind, Transport};
 use crate::db::{DB_PATH_ENV, Db, default_db_path};
+use crate::host;
 use crate::log;
 use crate::mcp::{SERVER_VERSION, Server, stdio};
+use crate::signature::{self, BindingKey};
 
 /// How long shutdown waits for in-flight handlers to finish their database work.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -41,13 +43,23 @@ fn help_text(info: &BinInfo, commands_usage: &str) -> String {
          USAGE:\n    {bin}              serve MCP over stdio (newline-delimited JSON-RPC)\n{commands_usage}    \
          {bin} attach --runtime claude-code|codex|openclaw [--transport stdio|http]\n        \
          [--db PATH] [--team T] [--agent A] [--tenant X] [--bin PATH] [--http-base URL] [--json]\n        \
-         print the config that plugs this server into a client (bound when --team/--agent are given)\n    \
+         print the config that plugs this server into a client (bound when --team/--agent are given;\n        \
+         over http the binding is signed with the install's key)\n    \
+         {bin} serve {serve_usage}\n        \
+         serve over Streamable HTTP at /api/mcp/<server> (default 127.0.0.1:{port}); --all hosts the four\n        \
+         servers, the /api/tools REST routes and the approvals page at / on one port\n    \
          {bin} --help       print this help\n    {bin} --version    print the version\n\n\
          ENVIRONMENT:\n    {DB_PATH_ENV}    the shared SQLite file (default ~/.openclaw/clawboo/clawboo.db)\n    \
-         RUST_LOG           stderr log level: error, warn (default), info, debug\n{extra}",
+         RUST_LOG           stderr log level: error, warn (default), info, debug\n    \
+         {token_env} the bearer token `serve` requires (always required off loopback)\n    \
+         {key_env} the key that signs HTTP bindings (default: a file beside the database)\n{extra}",
         bin = info.bin,
         summary = info.summary,
         extra = info.env_help,
+        serve_usage = host::SERVE_USAGE,
+        port = host::DEFAULT_PORT,
+        token_env = host::TOKEN_ENV,
+        key_env = signature::KEY_ENV,
     )
 }
 
@@ -69,6 +81,7 @@ fn handle_flags_with(info: &BinInfo, commands_usage: &str, args: &[String]) -> O
             println!("{} {SERVER_VERSION}", info.bin);
             Some(ExitCode::SUCCESS)
         }
+        Some("serve") => Some(serve_command(info, &args[1..])),
         Some("attach") => Some(match attach_command(info, &args[1..]) {
             Ok(text) => {
                 println!("{text}");
@@ -105,6 +118,7 @@ fn attach_command(info: &BinInfo, args: &[String]) -> Result<String, String> {
         db_path: None,
         http_base: None,
         scope: Scope::default(),
+        binding_key: None,
     };
     let mut bin_path = None;
     let mut rest = args.iter();
@@ -144,11 +158,74 @@ fn attach_command(info: &BinInfo, args: &[String]) -> Result<String, String> {
         let absolute = std::path::absolute(&db).unwrap_or(db);
         request.db_path = Some(absolute.display().to_string());
     }
+    if request.transport == Transport::Http
+        && let Some(db) = &request.db_path
+    {
+        let key = BindingKey::load(std::path::Path::new(db), env_value(signature::KEY_ENV))
+            .map_err(|e| e.to_string())?;
+        request.binding_key = Some(key);
+    }
     let config = attach::attach_config(&request);
     if json {
         return serde_json::to_string_pretty(&config).map_err(|e| e.to_string());
     }
     Ok(config.snippet)
+}
+
+/// `serve`: the HTTP host, until SIGTERM or Ctrl-C. Prints the bound address on stderr (so
+/// `--listen 127.0.0.1:0` can be found).
+fn serve_command(info: &BinInfo, args: &[String]) -> ExitCode {
+    let Some(own) = ServerKind::from_bin(info.bin) else {
+        eprintln!("{}: serve: this bin has no server", info.bin);
+        return ExitCode::from(2);
+    };
+    let db_path = match default_db_path() {
+        Ok(path) => std::path::absolute(&path).unwrap_or(path),
+        Err(e) => {
+            eprintln!("{}: {e}", info.bin);
+            return ExitCode::FAILURE;
+        }
+    };
+    let env = host::ServeEnv {
+        token: env_value(host::TOKEN_ENV),
+        binding_key: env_value(signature::KEY_ENV),
+    };
+    let config = match host::parse_serve_args(own, args, env, db_path) {
+        Ok(config) => config,
+        Err(message) => {
+            eprintln!("{}: serve: {message}", info.bin);
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("{}: cannot start the async runtime: {e}", info.bin);
+            return ExitCode::FAILURE;
+        }
+    };
+    let described = config.to_string();
+    let outcome = runtime.block_on(async {
+        let host = host::bind(config).await?;
+        eprintln!(
+            "{}: listening on http://{} ({described})",
+            info.bin,
+            host.local_addr()
+        );
+        host.run().await;
+        Ok::<(), String>(())
+    });
+    runtime.shutdown_timeout(SHUTDOWN_GRACE);
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("{}: serve: {message}", info.bin);
+            ExitCode::FAILURE
+        }
+    }
 }
 
 /// Opens the database named by the environment, or explains in one line why it cannot.

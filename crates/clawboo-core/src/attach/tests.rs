@@ -5,6 +5,7 @@ const DB: &str = "/srv/team/clawboo.db";
 
 fn request(runtime: Runtime, server: ServerKind, transport: Transport) -> AttachRequest {
     AttachRequest {
+        binding_key: None,
         runtime,
         server,
         transport,

@@ -26,7 +26,7 @@ pub mod operator;
 mod pipeline;
 pub mod registry;
 pub mod search;
-mod summary;
+pub(crate) mod summary;
 
 pub use pipeline::{ApprovalTimings, Broker, BrokerError, CallContext, Outcome};
 

@@ -1,0 +1,323 @@
+//! The REST routes of seed 003: `GET /api/tools`, `GET /api/tools/approvals`,
+//! `POST /api/tools/approvals/:id/resolve`, `GET /api/tools/audit`, `GET /api/mcp/config`.
+//!
+//! Owns: request parsing and the response shapes (`{"ok":true,…}`, `{"error":…}` with
+//! credential-shaped text masked). Rows come from the broker's repositories
+//! (`broker::approvals`, `broker::audit`), the same rows the stdio tools bin and the operator
+//! commands read and write, so a call waiting in any process is released by a resolve here.
+//!
+//! Decisions beyond the reference: every summary in every response is masked again for display,
+//! the resolve answer included (the reference returned it as stored); a resolve of a row past its
+//! expiry marks it `expired` and returns it (nothing is approved); `limit` must be a whole number
+//! (the reference's `Number()` quirks are not kept) and an unknown `runtime`/`transport` is a 400
+//! like an unknown `server`.
+//!
+//! Must never: return an unmasked summary; build a URL from the `Host` header.
+
+use std::net::SocketAddr;
+use std::path::Path;
+
+use http::{Method, StatusCode};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::error;
+use crate::attach::{self, AttachRequest, Runtime, Scope, ServerKind, Transport};
+use crate::broker::approvals::{self, ApprovalRow, Resolution, Resolved};
+use crate::broker::audit::{self, AuditRow};
+use crate::broker::availability::AvailabilityContext;
+use crate::broker::builtins::Builtin;
+use crate::broker::summary::for_display;
+use crate::db::Db;
+use crate::mcp::http::{HttpResponse, json_response};
+use crate::signature::BindingKey;
+
+/// The first value of `name` in a query string, form-decoded (`+` is a space, `%XX` a byte).
+pub fn query_value(query: Option<&str>, name: &str) -> Option<String> {
+    query?.split('&').find_map(|pair| {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        (form_decode(key) == name).then(|| form_decode(value))
+    })
+}
+
+fn form_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' => {
+                let hex = text
+                    .get(i + 1..i + 3)
+                    .and_then(|h| u8::from_str_radix(h, 16).ok());
+                if let Some(byte) = hex {
+                    out.push(byte);
+                    i += 2;
+                } else {
+                    out.push(b'%');
+                }
+            }
+            other => out.push(other),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn ok(body: Value) -> HttpResponse {
+    json_response(StatusCode::OK, &body)
+}
+
+/// One entry of `GET /api/tools`.
+#[derive(Serialize)]
+struct ToolEntry {
+    name: &'static str,
+    description: &'static str,
+    owner: &'static str,
+    risk: &'static str,
+    available: bool,
+    diagnostics: Vec<String>,
+}
+
+/// `GET /api/tools`: the builtins with their availability in `env`.
+pub fn tools(env: &AvailabilityContext) -> HttpResponse {
+    let entries: Vec<ToolEntry> = Builtin::ALL
+        .iter()
+        .map(|tool| {
+            let availability = env.evaluate(tool.requirement().as_ref());
+            ToolEntry {
+                name: tool.name(),
+                description: tool.description(),
+                owner: tool.owner(),
+                risk: tool.risk().as_str(),
+                available: availability.visible,
+                diagnostics: availability.diagnostics,
+            }
+        })
+        .collect();
+    ok(json!({ "ok": true, "tools": entries }))
+}
+
+fn shown_approval(mut row: ApprovalRow) -> ApprovalRow {
+    row.args_summary = row.args_summary.as_deref().map(for_display);
+    row
+}
+
+/// The `/api/tools/…` routes that touch the database (run on the blocking pool).
+pub fn tools_route(
+    db: &Db,
+    method: &Method,
+    path: &str,
+    query: Option<&str>,
+    body: &[u8],
+) -> HttpResponse {
+    let outcome = match (method, path) {
+        (&Method::GET, "/api/tools/approvals") => pending(db),
+        (&Method::GET, "/api/tools/audit") => audit_log(db, query),
+        (&Method::POST, p) => match p
+            .strip_prefix("/api/tools/approvals/")
+            .and_then(|rest| rest.strip_suffix("/resolve"))
+            .filter(|id| !id.is_empty() && !id.contains('/'))
+        {
+            Some(id) => resolve(db, id, body),
+            None => return error(StatusCode::NOT_FOUND, &format!("no route for {p}")),
+        },
+        (_, p) => return error(StatusCode::NOT_FOUND, &format!("no route for {p}")),
+    };
+    outcome.unwrap_or_else(|e| {
+        error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            &format!("database error: {e}"),
+        )
+    })
+}
+
+fn pending(db: &Db) -> rusqlite::Result<HttpResponse> {
+    let conn = db.conn();
+    approvals::expire_stale(&conn)?;
+    let rows: Vec<ApprovalRow> = approvals::list_pending(&conn)?
+        .into_iter()
+        .map(shown_approval)
+        .collect();
+    Ok(ok(json!({ "ok": true, "approvals": rows })))
+}
+
+/// The 400 of a resolve body that is not `{"decision": "allow_once"|"allow_always"|"deny"}`, in
+/// the shape of zod's `flatten()`.
+fn invalid_body(form_errors: Vec<String>, decision_errors: Vec<String>) -> HttpResponse {
+    let mut field_errors = serde_json::Map::new();
+    if !decision_errors.is_empty() {
+        field_errors.insert("decision".into(), json!(decision_errors));
+    }
+    json_response(
+        StatusCode::BAD_REQUEST,
+        &json!({
+            "error": "invalid body",
+            "details": { "formErrors": form_errors, "fieldErrors": field_errors }
+        }),
+    )
+}
+
+fn parse_decision(body: &[u8]) -> Result<Resolution, HttpResponse> {
+    let value: Value = match serde_json::from_slice(body) {
+        Ok(value) => value,
+        Err(_) if body.iter().all(u8::is_ascii_whitespace) => {
+            return Err(invalid_body(vec!["Required".into()], vec![]));
+        }
+        Err(e) => return Err(invalid_body(vec![format!("not JSON: {e}")], vec![])),
+    };
+    let Some(object) = value.as_object() else {
+        return Err(invalid_body(vec!["Expected object".into()], vec![]));
+    };
+    match object.get("decision") {
+        None => Err(invalid_body(vec![], vec!["Required".into()])),
+        Some(Value::String(d)) if d == "allow_once" => Ok(Resolution::AllowOnce),
+        Some(Value::String(d)) if d == "allow_always" => Ok(Resolution::AllowAlways),
+        Some(Value::String(d)) if d == "deny" => Ok(Resolution::Deny),
+        Some(other) => Err(invalid_body(
+            vec![],
+            vec![format!(
+                "Invalid enum value. Expected 'allow_once' | 'allow_always' | 'deny', received {other}"
+            )],
+        )),
+    }
+}
+
+fn resolve(db: &Db, id: &str, body: &[u8]) -> rusqlite::Result<HttpResponse> {
+    let resolution = match parse_decision(body) {
+        Ok(resolution) => resolution,
+        Err(response) => return Ok(response),
+    };
+    let row = match approvals::resolve(&db.conn(), id, resolution)? {
+        Resolved::NotFound => return Ok(error(StatusCode::NOT_FOUND, "approval not found")),
+        Resolved::Recorded(row) | Resolved::AlreadyResolved(row) | Resolved::Expired(row) => row,
+    };
+    Ok(ok(json!({ "ok": true, "approval": shown_approval(row) })))
+}
+
+fn audit_log(db: &Db, query: Option<&str>) -> rusqlite::Result<HttpResponse> {
+    let tool = query_value(query, "toolName").filter(|t| !t.is_empty());
+    let limit = match query_value(query, "limit") {
+        None => audit::DEFAULT_LIMIT,
+        Some(text) => match text.trim().parse::<u32>() {
+            Ok(limit) => limit,
+            Err(_) => {
+                return Ok(error(
+                    StatusCode::BAD_REQUEST,
+                    &format!("limit: expected a whole number of rows, got {text:?}"),
+                ));
+            }
+        },
+    };
+    let rows: Vec<AuditRow> = audit::list(&db.conn(), tool.as_deref(), limit)?
+        .into_iter()
+        .map(|mut row| {
+            row.args_summary = row.args_summary.as_deref().map(for_display);
+            row.result_summary = row.result_summary.as_deref().map(for_display);
+            row
+        })
+        .collect();
+    Ok(ok(json!({ "ok": true, "audit": rows })))
+}
+
+/// `GET /api/mcp/config?server=&runtime=&transport=&scopeTeamId=&scopeAgentId=`: the attach
+/// snippet for this host (its own bound address) or, for stdio, for the bin beside this one.
+pub fn mcp_config(
+    query: Option<&str>,
+    addr: SocketAddr,
+    db_path: &Path,
+    key: Option<&BindingKey>,
+) -> HttpResponse {
+    let given = |name: &str, default: &str| {
+        query_value(query, name)
+            .filter(|v| !v.trim().is_empty())
+            .unwrap_or_else(|| default.to_owned())
+    };
+    let server_name = given("server", "tasks");
+    let Ok(server) = server_name.parse::<ServerKind>() else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            &format!("unknown server: {server_name}"),
+        );
+    };
+    let runtime_name = given("runtime", "claude-code");
+    let Ok(runtime) = runtime_name.parse::<Runtime>() else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            &format!("unknown runtime: {runtime_name}"),
+        );
+    };
+    let transport_name = given("transport", "http");
+    let Ok(transport) = transport_name.parse::<Transport>() else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            &format!("unknown transport: {transport_name}"),
+        );
+    };
+    let host = if addr.ip().is_unspecified() {
+        SocketAddr::from(([127, 0, 0, 1], addr.port()))
+    } else {
+        addr
+    };
+    let bin_path = std::env::current_exe()
+        .ok()
+        .and_then(|exe| {
+            exe.parent()
+                .map(|dir| dir.join(format!("clawboo-mcp-{server}")))
+        })
+        .map_or_else(
+            || format!("clawboo-mcp-{server}"),
+            |p| p.display().to_string(),
+        );
+    let request = AttachRequest {
+        runtime,
+        server,
+        transport,
+        bin_path,
+        db_path: Some(db_path.display().to_string()),
+        http_base: Some(format!("http://{host}")),
+        scope: Scope {
+            team_id: query_value(query, "scopeTeamId"),
+            agent_id: query_value(query, "scopeAgentId"),
+            tenant_id: query_value(query, "scopeTenantId"),
+        },
+        binding_key: key.cloned(),
+    };
+    ok(json!({ "ok": true, "config": attach::attach_config(&request) }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_values_are_form_decoded_and_the_first_wins() {
+        let q = Some("a=1&toolName=web%5Fsearch&b=x+y&a=2&c");
+        assert_eq!(query_value(q, "a").as_deref(), Some("1"));
+        assert_eq!(query_value(q, "toolName").as_deref(), Some("web_search"));
+        assert_eq!(query_value(q, "b").as_deref(), Some("x y"));
+        assert_eq!(query_value(q, "c").as_deref(), Some(""));
+        assert_eq!(query_value(q, "d"), None);
+        assert_eq!(query_value(Some("p=%zz%"), "p").as_deref(), Some("%zz%"));
+        assert_eq!(query_value(None, "a"), None);
+    }
+
+    #[test]
+    fn a_bad_decision_is_the_flattened_400() {
+        for body in [
+            &b""[..],
+            b"{}",
+            b"{\"decision\":\"maybe\"}",
+            b"[1]",
+            b"nope",
+        ] {
+            let response = parse_decision(body).unwrap_err();
+            assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+        }
+        assert_eq!(
+            parse_decision(b"{\"decision\":\"allow_always\",\"x\":1}").ok(),
+            Some(Resolution::AllowAlways)
+        );
+    }
+}
