@@ -19,6 +19,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 
+/// The workspace's version, which every bin reports (`--version`, `serverInfo.version`).
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
 /// How long a reply may take before the client gives up.
 pub const REPLY_DEADLINE: Duration = Duration::from_secs(60);
 
@@ -206,7 +209,7 @@ impl Server {
             json!({
                 "protocolVersion": "2025-06-18",
                 "capabilities": {},
-                "clientInfo": { "name": "clawboo-tests", "version": "0.1.0" }
+                "clientInfo": { "name": "clawboo-tests", "version": VERSION }
             }),
         );
         self.notify("notifications/initialized", json!({}));
@@ -332,6 +335,14 @@ impl Server {
         Self::tool_reply(response)
     }
 
+    /// `tools/call` that must succeed: its JSON payload; panics with the tool's text on a
+    /// tool-error (the one "call, assert ok, parse JSON" helper of the tests).
+    pub fn ok_json(&mut self, name: &str, args: Value) -> Value {
+        let reply = self.call(name, args.clone());
+        assert!(!reply.is_error, "{name} {args} failed: {}", reply.text());
+        reply.json()
+    }
+
     /// Shapes a `tools/call` response; panics on a JSON-RPC error.
     pub fn tool_reply(response: Value) -> ToolReply {
         let result = response
@@ -393,6 +404,8 @@ impl Drop for Server {
 }
 
 /// xorshift64*: a small deterministic generator, so a test that shuffles names a reproducible seed.
+/// The one test PRNG of the workspace (core's unit tests, the integration tests and xtask's bench
+/// data all use it).
 #[derive(Debug, Clone)]
 pub struct Rng(u64);
 
@@ -413,6 +426,11 @@ impl Rng {
     /// A value in `0..n` (`n` > 0).
     pub fn below(&mut self, n: usize) -> usize {
         (self.next_u64() % n as u64) as usize
+    }
+
+    /// One of `items` (not empty).
+    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
     }
 
     /// Shuffles `items` in place (Fisher-Yates).

@@ -68,6 +68,81 @@ fn a_bound_openclaw_stdio_config_starts_a_working_server_for_every_bin() {
     }
 }
 
+/// The `structured.env` of `bin attach --runtime openclaw --json` with `args`, as spawn pairs.
+fn attached_env(bin: &str, args: &[&str]) -> Vec<(String, String)> {
+    let mut full = vec!["--runtime", "openclaw"];
+    full.extend_from_slice(args);
+    attach_json(bin, &full)["structured"]["env"]
+        .as_object()
+        .expect("env object")
+        .iter()
+        .map(|(k, v)| (k.clone(), v.as_str().expect("string").to_owned()))
+        .collect()
+}
+
+fn spawn_with(bin: &str, db: &std::path::Path, env: &[(String, String)]) -> Server {
+    let refs: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let mut server = Server::spawn(bin, db, &refs);
+    server.initialize();
+    server
+}
+
+/// The binding round trip: what `attach` writes is what the bin reads, and the bin then acts as
+/// bound whatever the arguments say.
+#[test]
+fn the_binding_attach_writes_is_the_binding_the_bin_enforces() {
+    let dir = TempDir::new("attach-roundtrip");
+    let db = dir.db_path();
+    let db_text = db.display().to_string();
+    let bound = [
+        "--db",
+        db_text.as_str(),
+        "--team",
+        " tm1 ",
+        "--agent",
+        "boo 1",
+    ];
+
+    let mut room = spawn_with(
+        "clawboo-mcp-teamchat",
+        &db,
+        &attached_env("clawboo-mcp-teamchat", &bound),
+    );
+    let posted = room.call(
+        "team_chat_post",
+        serde_json::json!({"text": "hi", "authorAgentId": "mallory", "teamId": "evil"}),
+    );
+    assert!(!posted.is_error, "{}", posted.text());
+    assert_eq!(
+        posted.json()["posted"],
+        serde_json::json!({"seq": 1, "roomId": "team:tm1", "authorAgentId": "boo 1"})
+    );
+    room.close();
+
+    let mut memory = spawn_with(
+        "clawboo-mcp-memory",
+        &db,
+        &attached_env("clawboo-mcp-memory", &bound),
+    );
+    let saved = memory.call(
+        "memory_save",
+        serde_json::json!({"title": "bound fact", "content": "x", "scopeTeamId": "evil"}),
+    );
+    assert!(!saved.is_error, "{}", saved.text());
+    memory.close();
+    let mut other_team = spawn_with(
+        "clawboo-mcp-memory",
+        &db,
+        &attached_env(
+            "clawboo-mcp-memory",
+            &["--db", db_text.as_str(), "--team", "evil"],
+        ),
+    );
+    let seen = other_team.call("memory_browse", serde_json::json!({"scopeTeamId": "tm1"}));
+    assert_eq!(seen.json(), serde_json::json!([]), "{}", seen.text());
+    other_team.close();
+}
+
 #[test]
 fn binding_variables_follow_the_server() {
     let env_of = |bin: &str| {

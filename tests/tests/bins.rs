@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use clawboo_tests::{BINS, Server, TempDir, bin_path, integrity_check};
+use clawboo_tests::{BINS, Server, TempDir, VERSION, bin_path, integrity_check};
 use serde_json::json;
 
 /// Runs `bin` with `args` on the database `db`, stdin closed, and collects its output.
@@ -32,7 +32,10 @@ fn help_and_version_exit_zero_without_touching_the_database() {
             let out = run(bin, &[flag], &db);
             assert_eq!(out.status.code(), Some(0), "{bin} {flag}");
             let help = text(&out.stdout);
-            assert!(help.starts_with(&format!("{bin} 0.1.0\n")), "{bin}: {help}");
+            assert!(
+                help.starts_with(&format!("{bin} {VERSION}\n")),
+                "{bin}: {help}"
+            );
             for needle in [
                 "USAGE",
                 "--version",
@@ -47,7 +50,7 @@ fn help_and_version_exit_zero_without_touching_the_database() {
         for flag in ["--version", "-V"] {
             let out = run(bin, &[flag], &db);
             assert_eq!(out.status.code(), Some(0), "{bin} {flag}");
-            assert_eq!(text(&out.stdout), format!("{bin} 0.1.0\n"));
+            assert_eq!(text(&out.stdout), format!("{bin} {VERSION}\n"));
             assert_eq!(text(&out.stderr), "", "{bin} {flag}");
         }
         assert!(

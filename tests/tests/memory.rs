@@ -28,21 +28,17 @@ fn bound(db: &Path, team: &str, agent: &str) -> Server {
 }
 
 fn save(server: &mut Server, args: Value) -> Value {
-    let reply = server.call("memory_save", args);
-    assert!(!reply.is_error, "save failed: {}", reply.text());
-    reply.json()
+    server.ok_json("memory_save", args)
 }
 
 fn search(server: &mut Server, args: Value) -> Vec<Value> {
-    let reply = server.call("memory_search", args);
-    assert!(!reply.is_error, "search failed: {}", reply.text());
-    reply.json().as_array().cloned().unwrap_or_default()
+    let found = server.ok_json("memory_search", args);
+    found.as_array().cloned().unwrap_or_default()
 }
 
 fn browse(server: &mut Server, args: Value) -> Vec<Value> {
-    let reply = server.call("memory_browse", args);
-    assert!(!reply.is_error, "browse failed: {}", reply.text());
-    reply.json().as_array().cloned().unwrap_or_default()
+    let found = server.ok_json("memory_browse", args);
+    found.as_array().cloned().unwrap_or_default()
 }
 
 #[test]
@@ -51,7 +47,7 @@ fn lists_three_tools_and_the_auto_memory_prompt() {
     let mut server = Server::spawn_raw(BIN, &dir.db_path(), &[]);
     let info = server.initialize();
     assert_eq!(info["serverInfo"]["name"], "clawboo-memory");
-    assert_eq!(info["serverInfo"]["version"], "0.1.0");
+    assert_eq!(info["serverInfo"]["version"], clawboo_tests::VERSION);
     let tools = server.list_tools();
     let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
     assert_eq!(names, ["memory_save", "memory_search", "memory_browse"]);
@@ -244,11 +240,25 @@ fn pick<'a>(rng: &mut Rng, items: &[&'a str]) -> &'a str {
     items[rng.below(items.len())]
 }
 
-/// Whether a fact tagged (team, agent) is visible to a reader with (team, agent): seed 004's rule.
-fn visible(fact: (&str, &str), reader: (&str, &str)) -> bool {
-    let team_ok = reader.0.is_empty() || fact.0.is_empty() || fact.0 == reader.0;
-    let agent_ok = reader.1.is_empty() || fact.1.is_empty() || fact.1 == reader.1;
+/// Whether a fact tagged (team, agent; `""` unset) is visible to an unbound reader naming (team,
+/// agent; `None` not named): the reference's documented rule (memory.md §2.2), where a named blank
+/// narrows to unset rows instead of lifting the filter.
+fn visible(fact: (&str, &str), reader: (Option<&str>, Option<&str>)) -> bool {
+    let team_ok = reader.0.is_none_or(|r| fact.0.is_empty() || fact.0 == r);
+    let agent_ok = reader.1.is_none_or(|r| fact.1.is_empty() || fact.1 == r);
     team_ok && agent_ok
+}
+
+/// The scope arguments naming `reader`; a `None` field is left out.
+fn scope_args(reader: (Option<&str>, Option<&str>)) -> Value {
+    let mut args = json!({});
+    if let Some(team) = reader.0 {
+        args["scopeTeamId"] = json!(team);
+    }
+    if let Some(agent) = reader.1 {
+        args["scopeAgentId"] = json!(agent);
+    }
+    args
 }
 
 #[test]
@@ -257,6 +267,14 @@ fn no_query_ever_returns_another_teams_or_another_agents_private_fact() {
     let mut server = unbound(&dir.db_path());
     let teams = ["", "team-a", "team-b", "team-c"];
     let agents = ["", "agent-1", "agent-2"];
+    let named_teams = [
+        None,
+        Some(""),
+        Some("team-a"),
+        Some("team-b"),
+        Some("team-z"),
+    ];
+    let named_agents = [None, Some(""), Some("agent-1"), Some("agent-2")];
     let words = ["alpha", "beta", "gamma"];
     let mut rng = Rng::new(0x5C0FE);
     let mut tagged = std::collections::HashMap::new();
@@ -277,8 +295,11 @@ fn no_query_ever_returns_another_teams_or_another_agents_private_fact() {
         );
     }
     for _ in 0..80 {
-        let reader = (pick(&mut rng, &teams), pick(&mut rng, &agents));
-        let mut args = json!({"scopeTeamId": reader.0, "scopeAgentId": reader.1});
+        let reader = (
+            named_teams[rng.below(named_teams.len())],
+            named_agents[rng.below(named_agents.len())],
+        );
+        let mut args = scope_args(reader);
         let is_search = pick(&mut rng, &["search", "browse"]) == "search";
         let results = if is_search {
             args["query"] = json!(pick(&mut rng, &words));
@@ -311,6 +332,63 @@ fn no_query_ever_returns_another_teams_or_another_agents_private_fact() {
             );
         }
     }
+}
+
+#[test]
+fn an_unbound_blank_team_reads_global_facts_only_in_search_browse_and_the_prompt() {
+    let dir = TempDir::new("memory-blank-team");
+    let mut server = unbound(&dir.db_path());
+    save(
+        &mut server,
+        json!({"title": "TeamA", "content": "payment flow alpha", "scopeTeamId": "team-A"}),
+    );
+    save(
+        &mut server,
+        json!({"title": "Global", "content": "payment flow alpha"}),
+    );
+    let found = |hits: &[Value]| -> Vec<String> {
+        let mut titles: Vec<String> = hits
+            .iter()
+            .filter_map(|h| h["title"].as_str().map(str::to_owned))
+            .collect();
+        titles.sort();
+        titles
+    };
+    let blank_search = search(
+        &mut server,
+        json!({"query": "payment", "mode": "fts", "scopeTeamId": ""}),
+    );
+    assert_eq!(found(&blank_search), ["Global"]);
+    let blank_browse = browse(&mut server, json!({"scopeTeamId": ""}));
+    assert_eq!(found(&blank_browse), ["Global"]);
+    let everyone = search(&mut server, json!({"query": "payment", "mode": "fts"}));
+    assert_eq!(found(&everyone), ["Global", "TeamA"]);
+
+    let prompt = |server: &mut Server, arguments: Value| -> String {
+        let reply = server.request(
+            "prompts/get",
+            json!({"name": "auto-memory", "arguments": arguments}),
+        );
+        reply["result"]["messages"][0]["content"]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{reply}"))
+            .to_owned()
+    };
+    for arguments in [
+        json!({"title": "payment flow", "scopeTeamId": ""}),
+        json!({"title": "payment flow"}),
+    ] {
+        let block = prompt(&mut server, arguments);
+        assert!(
+            block.contains("Global") && !block.contains("TeamA"),
+            "{block}"
+        );
+    }
+    let team_block = prompt(
+        &mut server,
+        json!({"title": "payment flow", "scopeTeamId": "team-A"}),
+    );
+    assert!(team_block.contains("TeamA"), "{team_block}");
 }
 
 #[test]

@@ -40,22 +40,12 @@ fn in_parallel<T: Send + 'static>(
         .collect()
 }
 
-fn ok_json(server: &mut Server, tool: &str, args: Value) -> Value {
-    let reply = server.call(tool, args);
-    assert!(!reply.is_error, "{tool}: {}", reply.text());
-    reply.json()
-}
-
 /// 100 claimable tasks: four roots and 24 children under each (the root-rate cap allows 30 roots).
 fn hundred_todo_tasks(db: &Path) -> Vec<String> {
     let mut server = Server::spawn(BIN, db, &[]);
     let mut ids = Vec::new();
     for r in 0..4 {
-        let root = ok_json(
-            &mut server,
-            "create_task",
-            json!({"title": format!("root {r}")}),
-        );
+        let root = server.ok_json("create_task", json!({"title": format!("root {r}")}));
         let root_id = root["id"].as_str().unwrap().to_owned();
         ids.push(root_id.clone());
         let calls: Vec<(&str, Value)> = (0..24)
@@ -157,11 +147,7 @@ fn the_child_cap_holds_when_eight_processes_create_under_one_parent() {
     let dir = TempDir::new("race-cap");
     let db = dir.db_path();
     let mut setup = Server::spawn(BIN, &db, &[]);
-    let parent = ok_json(
-        &mut setup,
-        "create_task",
-        json!({"title": "parent", "teamId": "t"}),
-    );
+    let parent = setup.ok_json("create_task", json!({"title": "parent", "teamId": "t"}));
     let parent = parent["id"].as_str().unwrap().to_owned();
     drop(setup);
 
@@ -241,8 +227,7 @@ fn eight_processes_opening_one_brand_new_file_at_once_all_succeed() {
             .enumerate()
             .map(|(p, mut server)| {
                 thread::spawn(move || {
-                    let task = ok_json(
-                        &mut server,
+                    let task = server.ok_json(
                         "create_task",
                         json!({"title": format!("opener {p}"), "teamId": "open"}),
                     );
@@ -289,7 +274,7 @@ fn eight_processes_commenting_and_moving_one_task_never_see_a_locked_database() 
     let dir = TempDir::new("race-writes");
     let db = dir.db_path();
     let mut setup = Server::spawn(BIN, &db, &[]);
-    let task = ok_json(&mut setup, "create_task", json!({"title": "hot"}));
+    let task = setup.ok_json("create_task", json!({"title": "hot"}));
     let task = task["id"].as_str().unwrap().to_owned();
     drop(setup);
 
@@ -328,7 +313,7 @@ fn eight_processes_commenting_and_moving_one_task_never_see_a_locked_database() 
     assert_eq!(bodies.len(), PROCESSES * comments_each);
 
     let mut reader = Server::spawn(BIN, &db, &[]);
-    let view = ok_json(&mut reader, "get_task", json!({"taskId": task}));
+    let view = reader.ok_json("get_task", json!({"taskId": task}));
     let stored = view["comments"].as_array().unwrap();
     assert_eq!(stored.len(), PROCESSES * comments_each);
     assert!(

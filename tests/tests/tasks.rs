@@ -11,6 +11,11 @@ use serde_json::{Value, json};
 
 const BIN: &str = "clawboo-mcp-tasks";
 
+/// A test clock for the bin (honoured by debug builds, which is what `cargo test` runs): time
+/// starts here and moves 1 ms with every reading, so successive writes get strictly later
+/// timestamps without the test sleeping.
+const STEPPING_CLOCK: (&str, &str) = ("CLAWBOO_TEST_CLOCK_MS", "1700000000000");
+
 /// The statuses in canonical order.
 const STATUSES: [&str; 7] = [
     "backlog",
@@ -203,7 +208,7 @@ fn initialize_names_the_server_and_lists_twelve_tools_with_the_seed_schemas() {
     let mut server = Server::spawn_raw(BIN, &dir.db_path(), &[]);
     let info = server.initialize();
     assert_eq!(info["serverInfo"]["name"], "clawboo-tasks");
-    assert_eq!(info["serverInfo"]["version"], "0.1.0");
+    assert_eq!(info["serverInfo"]["version"], clawboo_tests::VERSION);
     assert!(info["capabilities"]["tools"].is_object(), "{info}");
 
     let tools = server.list_tools();
@@ -707,7 +712,7 @@ fn block_unblock_claim_and_release_from_every_status() {
 
 #[test]
 fn status_side_effects_follow_the_spec() {
-    let mut b = Board::new("tasks-effects");
+    let mut b = Board::with_env("tasks-effects", &[STEPPING_CLOCK]);
     // Blocked, in_review and done keep the assignee; todo clears it; blocked -> in_progress keeps
     // whatever assignee was there.
     let id = b.task("todo");
@@ -757,7 +762,6 @@ fn status_side_effects_follow_the_spec() {
         "update_task_status",
         json!({"taskId": id, "status": "done"}),
     );
-    std::thread::sleep(std::time::Duration::from_millis(5));
     let again = b.json(
         "update_task_status",
         json!({"taskId": id, "status": "done"}),
@@ -1468,13 +1472,28 @@ fn a_file_written_by_the_reference_schema_is_served_and_stays_readable_by_it() {
 }
 
 #[test]
+fn a_debug_bin_stamps_rows_from_the_test_clock_it_is_given() {
+    let mut b = Board::with_env("tasks-test-clock", &[STEPPING_CLOCK]);
+    let start: i64 = STEPPING_CLOCK.1.parse().unwrap();
+    let id = b.task("todo");
+    let created = b.get(&id)["task"].clone();
+    let created_at = created["createdAt"].as_i64().unwrap();
+    assert_eq!(created["updatedAt"].as_i64(), Some(created_at));
+    assert!(
+        (start..start + 100).contains(&created_at),
+        "the clock starts at {start}, not at the system time: {created}"
+    );
+    let claimed = b.json("claim_task", json!({"taskId": id, "assigneeAgentId": "a"}));
+    assert!(claimed["updatedAt"].as_i64().unwrap() > created_at);
+}
+
+#[test]
 fn plain_lists_are_most_recently_updated_first_and_ready_false_is_a_plain_list() {
-    let mut b = Board::new("tasks-order");
+    let mut b = Board::with_env("tasks-order", &[STEPPING_CLOCK]);
     let first = b.task("todo");
     let second = b.task("todo");
     let third = b.task("backlog");
     let pool = b.parents[0].0.clone();
-    std::thread::sleep(std::time::Duration::from_millis(3));
     b.json(
         "claim_task",
         json!({"taskId": first, "assigneeAgentId": "a"}),
@@ -1488,7 +1507,6 @@ fn plain_lists_are_most_recently_updated_first_and_ready_false_is_a_plain_list()
             pool.as_str()
         ]
     );
-    std::thread::sleep(std::time::Duration::from_millis(3));
     b.json("block_task", json!({"taskId": second}));
     assert_eq!(b.ids(json!({"ready": false}))[0], second);
     assert_eq!(

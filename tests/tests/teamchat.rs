@@ -23,9 +23,7 @@ fn bound(db: &Path, team: &str, agent: &str) -> Server {
 }
 
 fn post(server: &mut Server, args: Value) -> Value {
-    let reply = server.call("team_chat_post", args);
-    assert!(!reply.is_error, "post failed: {}", reply.text());
-    reply.json()["posted"].clone()
+    server.ok_json("team_chat_post", args)["posted"].clone()
 }
 
 fn subscribe(server: &mut Server, args: Value) -> (Vec<Value>, i64) {
@@ -45,7 +43,7 @@ fn lists_two_tools_under_the_reference_name() {
     let mut server = Server::spawn_raw(BIN, &dir.db_path(), &[]);
     let info = server.initialize();
     assert_eq!(info["serverInfo"]["name"], "clawboo-teamchat");
-    assert_eq!(info["serverInfo"]["version"], "0.1.0");
+    assert_eq!(info["serverInfo"]["version"], clawboo_tests::VERSION);
     let names: Vec<Value> = server
         .list_tools()
         .iter()

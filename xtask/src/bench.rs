@@ -20,7 +20,7 @@ use anyhow::{Context, bail};
 use clawboo_core::board::{self, NewTask};
 use clawboo_core::db::Db;
 use clawboo_core::memory;
-use clawboo_tests::{Server, TempDir, bin_path, target_dir};
+use clawboo_tests::{Rng, Server, TempDir, bin_path, target_dir};
 use serde_json::{Value, json};
 
 use crate::probe::{self, EXPECTED};
@@ -326,7 +326,7 @@ fn race(subject: &Subject, tasks: usize) -> anyhow::Result<Option<f64>> {
         .enumerate()
         .map(|(racer, mut server)| {
             let mut order = ids.clone();
-            shuffle(&mut order, racer as u64 + 1);
+            Rng::new(racer as u64 + 1).shuffle(&mut order);
             let barrier = Arc::clone(&barrier);
             std::thread::spawn(move || -> Result<Vec<String>, String> {
                 let agent = format!("racer-{racer}");
@@ -373,17 +373,6 @@ fn race(subject: &Subject, tasks: usize) -> anyhow::Result<Option<f64>> {
     Ok(Some(tasks as f64 / wall.as_secs_f64()))
 }
 
-/// A deterministic Fisher–Yates shuffle (xorshift64).
-fn shuffle<T>(items: &mut [T], seed: u64) {
-    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    for i in (1..items.len()).rev() {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        items.swap(i, (state % (i as u64 + 1)) as usize);
-    }
-}
-
 const WORDS: &[&str] = &[
     "deploy",
     "database",
@@ -426,13 +415,8 @@ const WORDS: &[&str] = &[
 /// Seeds `count` facts (global scope) in one transaction through the memory store.
 fn seed_facts(db_path: &Path, count: usize) -> anyhow::Result<()> {
     let db = Db::open(db_path)?;
-    let mut state: u64 = 0x2545_F491_4F6C_DD1D;
-    let mut word = || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        WORDS[(state % WORDS.len() as u64) as usize]
-    };
+    let mut rng = Rng::new(0x2545_F491_4F6C_DD1D);
+    let mut word = || *rng.pick(WORDS);
     let facts: Vec<(String, String)> = (0..count)
         .map(|i| {
             let title = format!("{} {} note {i}", word(), word());

@@ -9,7 +9,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use clawboo_tests::{Server, TempDir, bin_path, workspace_root};
+use clawboo_tests::{Server, TempDir, VERSION, bin_path, workspace_root};
 
 /// Each bin, the `serverInfo.name` it must report, and its tool count (tools without
 /// `TAVILY_API_KEY`).
@@ -81,8 +81,8 @@ pub fn probe_bins(locate: impl Fn(&str) -> PathBuf) -> anyhow::Result<()> {
                 "{bin}: server name {got_name:?}, expected {name:?}"
             ));
         }
-        if version != "0.1.0" {
-            failures.push(format!("{bin}: version {version:?}, expected \"0.1.0\""));
+        if version != VERSION {
+            failures.push(format!("{bin}: version {version:?}, expected {VERSION:?}"));
         }
         if tools.len() != expected_tools {
             failures.push(format!(

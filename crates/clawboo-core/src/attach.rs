@@ -1,15 +1,16 @@
 //! Attach snippets: how a person plugs one of the four servers into Claude Code, Codex or
 //! OpenClaw, as a copy-pasteable snippet and its structured form.
 //!
-//! Owns: the server ids (`clawboo-<server>`), the binding variables each server reads (so a bound
-//! stdio attach is possible: the model cannot change its server's environment), the HTTP URL of the
-//! reference's `/api/mcp/<server>` mount, and the exact shape each runtime's config expects.
+//! Owns: the HTTP URL of the reference's `/api/mcp/<server>` mount and the exact shape each
+//! runtime's config expects. The binding it writes (environment for stdio, query for HTTP) comes
+//! from [`crate::binding`], the module the servers read it with, so a bound attach is exactly the
+//! binding the server sees and the model cannot change it.
 //!
 //! Guarantees: a pure function of its inputs; every value is quoted for where it lands (shell words
 //! for `claude mcp add`, TOML basic strings for Codex, JSON strings for OpenClaw and the structured
 //! forms), so paths with spaces or quotes survive — the reference interpolates them raw.
 //! Decisions: stdio runs the native bin directly (`command` = the bin, `args` = `[]`); the Codex
-//! header names `~/.codex/config.toml` for both transports; the HTTP URL carries the scope as query
+//! header names `~/.codex/config.toml` for both transports; the HTTP URL carries the binding as query
 //! parameters like the reference and, given the install's binding key, a signature `sig` over them
 //! (what `serve` requires by default).
 //!
@@ -21,6 +22,7 @@ use std::str::FromStr;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
+use crate::binding::{Binding, DB_PATH_ENV, Scope, ServerKind, UnknownName, given};
 use crate::signature::{BindingKey, SIG_PARAM, Signed};
 
 /// The HTTP base used when none is given (the reference's web server).
@@ -37,19 +39,6 @@ pub enum Runtime {
     OpenClaw,
 }
 
-/// One of the four servers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ServerKind {
-    /// The kanban board.
-    Tasks,
-    /// Facts and procedures.
-    Memory,
-    /// The tool broker.
-    Tools,
-    /// The team room.
-    Teamchat,
-}
-
 /// How the runtime reaches the server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -58,15 +47,6 @@ pub enum Transport {
     Stdio,
     /// The runtime connects to a Streamable HTTP endpoint.
     Http,
-}
-
-/// An error in the words a person typed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown {what} {given:?}; expected one of: {expected}")]
-pub struct UnknownName {
-    what: &'static str,
-    given: String,
-    expected: &'static str,
 }
 
 macro_rules! named {
@@ -96,40 +76,7 @@ macro_rules! named {
 
 named!(Runtime, "runtime", "claude-code, codex, openclaw",
     ClaudeCode => "claude-code", Codex => "codex", OpenClaw => "openclaw");
-named!(ServerKind, "server", "tasks, memory, tools, teamchat",
-    Tasks => "tasks", Memory => "memory", Tools => "tools", Teamchat => "teamchat");
 named!(Transport, "transport", "stdio, http", Stdio => "stdio", Http => "http");
-
-impl ServerKind {
-    /// The four servers, in the reference's order.
-    pub const ALL: [ServerKind; 4] = [
-        ServerKind::Tasks,
-        ServerKind::Memory,
-        ServerKind::Tools,
-        ServerKind::Teamchat,
-    ];
-
-    /// The id a runtime knows the server by: `clawboo-<server>`.
-    pub fn id(self) -> String {
-        format!("clawboo-{self}")
-    }
-
-    /// The server whose bin is named `bin` (`clawboo-mcp-<server>`), if any.
-    pub fn from_bin(bin: &str) -> Option<Self> {
-        bin.strip_prefix("clawboo-mcp-")?.parse().ok()
-    }
-}
-
-/// Who the attached session is bound to. Blank values count as unset.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Scope {
-    /// The team.
-    pub team_id: Option<String>,
-    /// The agent.
-    pub agent_id: Option<String>,
-    /// The tenant (memory only).
-    pub tenant_id: Option<String>,
-}
 
 /// What to attach, where, and how.
 #[derive(Debug, Clone)]
@@ -165,101 +112,27 @@ pub struct AttachConfig {
     pub structured: Value,
 }
 
-/// The binding variables `server` reads over stdio for `scope`, in a stable order. Tasks binds a
-/// team; memory a team, agent and tenant; teamchat a room (team) and author (agent), and only when
-/// both are given; tools an agent (its `allow_always` memory).
-pub fn binding_env(server: ServerKind, scope: &Scope) -> Vec<(&'static str, String)> {
-    let (team, agent, tenant) = (
-        non_blank(&scope.team_id),
-        non_blank(&scope.agent_id),
-        non_blank(&scope.tenant_id),
-    );
-    let pairs: Vec<(&'static str, Option<&str>)> = match server {
-        ServerKind::Tasks => vec![("CLAWBOO_SCOPE_TEAM_ID", team)],
-        ServerKind::Memory => vec![
-            ("CLAWBOO_SCOPE_TEAM_ID", team),
-            ("CLAWBOO_SCOPE_AGENT_ID", agent),
-            ("CLAWBOO_SCOPE_TENANT_ID", tenant),
-        ],
-        ServerKind::Tools => vec![
-            ("CLAWBOO_SCOPE_AGENT_ID", agent),
-            ("CLAWBOO_SCOPE_TENANT_ID", tenant),
-        ],
-        ServerKind::Teamchat if team.is_some() && agent.is_some() => vec![
-            ("CLAWBOO_ROOM_TEAM_ID", team),
-            ("CLAWBOO_AUTHOR_AGENT_ID", agent),
-        ],
-        ServerKind::Teamchat => vec![],
-    };
-    pairs
-        .into_iter()
-        .filter_map(|(k, v)| v.map(|v| (k, v.to_owned())))
-        .collect()
-}
-
-fn non_blank(value: &Option<String>) -> Option<&str> {
-    value.as_deref().map(str::trim).filter(|v| !v.is_empty())
-}
-
 /// The reference's HTTP address of `server`: `<base>/api/mcp/<server>` (one trailing `/` of the
-/// base dropped), with the scope as query parameters (none for `tools`).
+/// base dropped), with the server's binding as query parameters ([`Binding::to_query`]).
 pub fn http_url(base: &str, server: ServerKind, scope: &Scope) -> String {
     let base = base.strip_suffix('/').unwrap_or(base);
     let url = format!("{base}/api/mcp/{server}");
-    let (team, agent) = (non_blank(&scope.team_id), non_blank(&scope.agent_id));
-    let params: Vec<(&str, Option<&str>)> = match server {
-        ServerKind::Memory => vec![
-            ("scopeTeamId", team),
-            ("scopeAgentId", agent),
-            ("scopeTenantId", non_blank(&scope.tenant_id)),
-        ],
-        ServerKind::Tasks => vec![("scopeTeamId", team), ("scopeAgentId", agent)],
-        ServerKind::Teamchat => vec![("roomTeamId", team), ("postAuthorAgentId", agent)],
-        ServerKind::Tools => vec![],
-    };
-    let query: Vec<String> = params
-        .into_iter()
-        .filter_map(|(k, v)| v.map(|v| format!("{k}={}", form_encode(v))))
-        .collect();
+    let query = Binding::from_scope(server, scope).to_query();
     if query.is_empty() {
         url
     } else {
-        format!("{url}?{}", query.join("&"))
+        format!("{url}?{query}")
     }
 }
 
-/// [`http_url`] with the signature of its binding appended (`&sig=<hex>`) when it carries one:
-/// tasks signs team and agent, memory team, agent and tenant, teamchat room team and author.
+/// [`http_url`] with the signature of its binding appended (`&sig=<hex>`) when it carries one.
 pub fn signed_http_url(base: &str, server: ServerKind, scope: &Scope, key: &BindingKey) -> String {
     let url = http_url(base, server, scope);
-    if !url.contains('?') {
+    let binding = Binding::from_scope(server, scope);
+    if binding.is_unbound() {
         return url;
     }
-    let tenant = match server {
-        ServerKind::Memory => non_blank(&scope.tenant_id).unwrap_or_default(),
-        _ => "",
-    };
-    let sig = key.sign(Signed {
-        team: non_blank(&scope.team_id).unwrap_or_default(),
-        agent: non_blank(&scope.agent_id).unwrap_or_default(),
-        tenant,
-    });
-    format!("{url}&{SIG_PARAM}={sig}")
-}
-
-/// `application/x-www-form-urlencoded` encoding of one value (space → `+`).
-fn form_encode(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for byte in value.bytes() {
-        match byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'*' | b'-' | b'.' | b'_' => {
-                out.push(byte as char)
-            }
-            b' ' => out.push('+'),
-            other => out.push_str(&format!("%{other:02X}")),
-        }
-    }
-    out
+    format!("{url}&{SIG_PARAM}={}", key.sign(Signed::of(&binding)))
 }
 
 /// Builds the attach config for `request`.
@@ -279,10 +152,10 @@ pub fn attach_config(request: &AttachRequest) -> AttachConfig {
         }
         Transport::Stdio => {
             let mut env: Vec<(&str, String)> = Vec::new();
-            if let Some(db) = request.db_path.as_deref().filter(|d| !d.trim().is_empty()) {
-                env.push(("CLAWBOO_DB_PATH", db.to_owned()));
+            if let Some(db) = given(request.db_path.as_deref()) {
+                env.push((DB_PATH_ENV, db));
             }
-            env.extend(binding_env(request.server, &request.scope));
+            env.extend(Binding::from_scope(request.server, &request.scope).env_pairs());
             stdio_snippet(request.runtime, &id, &request.bin_path, &env)
         }
     };

@@ -3,7 +3,13 @@
 //!
 //! Owns: the path rule (`CLAWBOO_DB_PATH`, else `~/.openclaw/clawboo/clawboo.db`), the pragmas every
 //! connection gets (WAL, foreign keys, `synchronous=NORMAL`, a long busy timeout), the versioned,
-//! idempotent schema bootstrap, and [`immediate`], the one way to run a `BEGIN IMMEDIATE` transaction.
+//! idempotent schema bootstrap, [`immediate`], the one way to run a `BEGIN IMMEDIATE` transaction,
+//! and the [`Clock`] every timestamp column is stamped from.
+//!
+//! Time: a [`Db`] holds a [`Clock`] and every [`Conn`] it hands out carries it, so a repository reads
+//! the time with [`Conn::now_ms`] and never from the system directly. Production uses the system
+//! clock; a test gives the `Db` a [`Clock::manual`] and moves it with [`Clock::advance`] instead of
+//! sleeping. Clones of a clock share one time, so two handles on one file can share a test clock.
 //!
 //! Guarantees: eight processes opening one brand-new file at the same instant all succeed; a
 //! transaction that fails rolls back and leaves the file as it was; a writer that meets a lock waits
@@ -12,14 +18,20 @@
 //! Must never: know a table's meaning (each repository brings its own DDL as a [`SchemaPart`]), or
 //! build SQL from caller input.
 
+use std::ops::{Deref, DerefMut};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, ErrorCode};
 
-/// The environment variable that names the database file.
-pub const DB_PATH_ENV: &str = "CLAWBOO_DB_PATH";
+use crate::binding::DB_PATH_ENV;
+
+/// Debug builds only: a start time in ms since the epoch for a [`Clock::stepping`] clock, so an
+/// integration test driving a real bin gets distinct, predictable timestamps without sleeping.
+/// Release builds ignore it ([`Clock::from_env_value`]).
+pub const TEST_CLOCK_ENV: &str = "CLAWBOO_TEST_CLOCK_MS";
 
 /// How long one statement waits for a lock held by another connection before SQLite reports busy.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(15);
@@ -90,7 +102,7 @@ fn schema_parts() -> [SchemaPart; 4] {
 /// The database path: `CLAWBOO_DB_PATH` trimmed (blank means unset), else
 /// `<home>/.openclaw/clawboo/clawboo.db`.
 pub fn resolve_db_path(env_value: Option<&str>, home: Option<&Path>) -> Result<PathBuf, DbError> {
-    match env_value.map(str::trim).filter(|v| !v.is_empty()) {
+    match crate::binding::given(env_value) {
         Some(v) => Ok(PathBuf::from(v)),
         None => home
             .map(|h| h.join(".openclaw").join("clawboo").join("clawboo.db"))
@@ -107,12 +119,93 @@ pub fn default_db_path() -> Result<PathBuf, DbError> {
     resolve_db_path(env_value.as_deref(), home.as_deref())
 }
 
-/// Milliseconds since the Unix epoch, the unit of every timestamp column.
-pub fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
+/// Where the time of every timestamp column comes from: the system clock, or a test clock that
+/// moves only when told to (or by a fixed step after every reading). Cloning shares the time: every
+/// clone of a test clock sees every [`Clock::advance`].
+#[derive(Debug, Clone, Default)]
+pub struct Clock {
+    /// `None` is the system clock.
+    test: Option<Arc<TestTime>>,
+}
+
+#[derive(Debug)]
+struct TestTime {
+    now_ms: AtomicI64,
+    step_ms: i64,
+}
+
+impl Clock {
+    /// The system clock (milliseconds since the Unix epoch).
+    pub fn system() -> Self {
+        Self::default()
+    }
+
+    /// A test clock that reads `start_ms` until it is [`advance`](Clock::advance)d or
+    /// [`set`](Clock::set).
+    pub fn manual(start_ms: i64) -> Self {
+        Self::stepping(start_ms, 0)
+    }
+
+    /// A test clock that reads `start_ms` first and `step_ms` later after every reading, so
+    /// successive writes get strictly increasing timestamps (for a real bin under test, which
+    /// nobody can advance from outside).
+    pub fn stepping(start_ms: i64, step_ms: i64) -> Self {
+        Self {
+            test: Some(Arc::new(TestTime {
+                now_ms: AtomicI64::new(start_ms),
+                step_ms,
+            })),
+        }
+    }
+
+    /// The clock named by [`TEST_CLOCK_ENV`]'s value: in a debug build, a number is a
+    /// [`Clock::stepping`] clock starting there with a 1 ms step; anything else (blank, unset,
+    /// unparsable, or any value in a release build) is the system clock.
+    pub fn from_env_value(value: Option<&str>) -> Self {
+        if !cfg!(debug_assertions) {
+            return Self::system();
+        }
+        match value.map(str::trim).and_then(|v| v.parse::<i64>().ok()) {
+            Some(start) => Self::stepping(start, 1),
+            None => Self::system(),
+        }
+    }
+
+    /// [`Clock::from_env_value`] applied to this process's environment.
+    pub fn from_env() -> Self {
+        Self::from_env_value(std::env::var(TEST_CLOCK_ENV).ok().as_deref())
+    }
+
+    /// True for a test clock.
+    pub fn is_test(&self) -> bool {
+        self.test.is_some()
+    }
+
+    /// Milliseconds since the Unix epoch, the unit of every timestamp column.
+    pub fn now_ms(&self) -> i64 {
+        match &self.test {
+            None => SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_millis() as i64)
+                .unwrap_or(0),
+            Some(t) => t.now_ms.fetch_add(t.step_ms, Ordering::SeqCst),
+        }
+    }
+
+    /// Moves a test clock forward by `by` (every clone sees it). Does nothing to the system clock.
+    pub fn advance(&self, by: Duration) {
+        if let Some(t) = &self.test {
+            let by = i64::try_from(by.as_millis()).unwrap_or(i64::MAX);
+            t.now_ms.fetch_add(by, Ordering::SeqCst);
+        }
+    }
+
+    /// Sets a test clock to `now_ms` (every clone sees it). Does nothing to the system clock.
+    pub fn set(&self, now_ms: i64) {
+        if let Some(t) = &self.test {
+            t.now_ms.store(now_ms, Ordering::SeqCst);
+        }
+    }
 }
 
 /// A fresh row id: a lowercase hyphenated UUID v4 with no prefix.
@@ -148,19 +241,19 @@ fn retry_busy<T>(mut attempt: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::
 /// read-then-write can never be invalidated by another writer. Commits when `body` returns `Ok`,
 /// rolls back otherwise (and if `body` panics). Only taking the lock and committing are retried;
 /// `body` runs once.
-pub fn immediate<T, E>(
-    conn: &Connection,
-    body: impl FnOnce(&Connection) -> Result<T, E>,
-) -> Result<T, E>
+///
+/// `conn` is usually a [`Conn`]; the body gets the same handle back, so it can read the clock.
+pub fn immediate<C, T, E>(conn: &C, body: impl FnOnce(&C) -> Result<T, E>) -> Result<T, E>
 where
+    C: Deref<Target = Connection>,
     E: From<rusqlite::Error>,
 {
     retry_busy(|| conn.execute_batch("BEGIN IMMEDIATE"))?;
     let mut open = OpenTransaction {
-        conn,
+        conn: conn.deref(),
         finished: false,
     };
-    let value = body(open.conn)?;
+    let value = body(conn)?;
     retry_busy(|| open.conn.execute_batch("COMMIT"))?;
     open.finished = true;
     Ok(value)
@@ -199,7 +292,7 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
 /// Brings every component's schema up to date inside one `BEGIN IMMEDIATE`, so concurrent openers
 /// serialise and each step runs exactly once per file.
 fn ensure_schema(conn: &Connection) -> rusqlite::Result<()> {
-    immediate(conn, |tx| {
+    immediate(&conn, |tx| {
         tx.execute_batch(VERSIONS_DDL)?;
         for part in schema_parts() {
             let current: i64 = tx
@@ -228,11 +321,47 @@ fn ensure_schema(conn: &Connection) -> rusqlite::Result<()> {
     })
 }
 
-/// A connection to the shared database, guarded for use from several tasks of one process.
+/// A connection to the shared database, guarded for use from several tasks of one process, and the
+/// clock its rows are stamped from.
 #[derive(Debug)]
 pub struct Db {
     conn: Mutex<Connection>,
     path: PathBuf,
+    clock: Clock,
+}
+
+/// Exclusive use of a [`Db`]'s connection (it derefs to [`Connection`]), carrying the `Db`'s
+/// [`Clock`] so a repository stamps rows with [`Conn::now_ms`].
+#[derive(Debug)]
+pub struct Conn<'db> {
+    guard: MutexGuard<'db, Connection>,
+    clock: &'db Clock,
+}
+
+impl Conn<'_> {
+    /// The time of the `Db` this connection came from, in ms since the epoch.
+    pub fn now_ms(&self) -> i64 {
+        self.clock.now_ms()
+    }
+
+    /// The clock of the `Db` this connection came from.
+    pub fn clock(&self) -> &Clock {
+        self.clock
+    }
+}
+
+impl Deref for Conn<'_> {
+    type Target = Connection;
+
+    fn deref(&self) -> &Connection {
+        &self.guard
+    }
+}
+
+impl DerefMut for Conn<'_> {
+    fn deref_mut(&mut self) -> &mut Connection {
+        &mut self.guard
+    }
 }
 
 impl Db {
@@ -260,6 +389,7 @@ impl Db {
         Ok(Self {
             conn: Mutex::new(conn),
             path: path.to_path_buf(),
+            clock: Clock::system(),
         })
     }
 
@@ -271,6 +401,7 @@ impl Db {
         Ok(Self {
             conn: Mutex::new(conn),
             path: PathBuf::from(":memory:"),
+            clock: Clock::system(),
         })
     }
 
@@ -279,10 +410,30 @@ impl Db {
         &self.path
     }
 
+    /// This database stamping its rows from `clock` instead of the system clock (tests; a bin
+    /// under test gets [`Clock::from_env`]).
+    pub fn with_clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The clock this database's rows are stamped from.
+    pub fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    /// The time of this database's clock, in ms since the epoch.
+    pub fn now_ms(&self) -> i64 {
+        self.clock.now_ms()
+    }
+
     /// Exclusive use of the connection. A poisoned lock (a panic in an earlier holder) is recovered:
     /// SQLite's own transaction state, not the mutex, protects the data.
-    pub fn conn(&self) -> MutexGuard<'_, Connection> {
-        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    pub fn conn(&self) -> Conn<'_> {
+        Conn {
+            guard: self.conn.lock().unwrap_or_else(|p| p.into_inner()),
+            clock: &self.clock,
+        }
     }
 }
 
@@ -321,6 +472,56 @@ mod tests {
             home.join(".openclaw/clawboo/clawboo.db")
         );
         assert!(matches!(resolve_db_path(None, None), Err(DbError::NoPath)));
+    }
+
+    #[test]
+    fn a_manual_clock_moves_only_when_told_and_its_clones_share_the_time() {
+        let clock = Clock::manual(1_000);
+        let db = Db::open_in_memory().unwrap().with_clock(clock.clone());
+        assert!(db.clock().is_test());
+        assert_eq!((db.now_ms(), db.conn().now_ms()), (1_000, 1_000));
+        clock.advance(Duration::from_millis(250));
+        assert_eq!(
+            db.now_ms(),
+            1_250,
+            "an advance through a clone is seen by the Db"
+        );
+        db.clock().set(5);
+        assert_eq!(clock.now_ms(), 5, "and a set through the Db by the clone");
+    }
+
+    #[test]
+    fn a_stepping_clock_gives_every_reading_a_later_time() {
+        let clock = Clock::stepping(100, 1);
+        let readings: Vec<i64> = (0..4).map(|_| clock.now_ms()).collect();
+        assert_eq!(readings, [100, 101, 102, 103]);
+    }
+
+    #[test]
+    fn the_system_clock_is_not_moved_by_a_test() {
+        let clock = Clock::system();
+        assert!(!clock.is_test());
+        let before = clock.now_ms();
+        clock.advance(Duration::from_secs(3_600));
+        clock.set(0);
+        let after = clock.now_ms();
+        assert!(
+            after >= before && after > 1_600_000_000_000,
+            "{before} {after}"
+        );
+        assert!(!Db::open_in_memory().unwrap().clock().is_test());
+    }
+
+    #[test]
+    fn the_test_clock_variable_is_a_start_time_in_debug_builds_only() {
+        let clock = Clock::from_env_value(Some(" 42 "));
+        assert_eq!(clock.is_test(), cfg!(debug_assertions));
+        if cfg!(debug_assertions) {
+            assert_eq!((clock.now_ms(), clock.now_ms()), (42, 43));
+        }
+        for unset in [None, Some(""), Some("  "), Some("soon")] {
+            assert!(!Clock::from_env_value(unset).is_test(), "{unset:?}");
+        }
     }
 
     #[test]
@@ -367,7 +568,7 @@ mod tests {
             .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
             .unwrap();
         assert_eq!(n, 0);
-        immediate::<_, rusqlite::Error>(&conn, |tx| {
+        immediate::<_, _, rusqlite::Error>(&conn, |tx| {
             tx.execute("INSERT INTO t VALUES (2)", [])?;
             Ok(())
         })

@@ -6,6 +6,7 @@
 //! with `mcp` and call repositories; `cli` is what the four bins run.
 
 pub mod attach;
+pub mod binding;
 pub mod board;
 pub mod broker;
 pub mod cli;

@@ -16,6 +16,8 @@ use std::path::{Path, PathBuf};
 
 use ring::hmac;
 
+use crate::binding::{AUTHOR_AGENT, Binding, ROOM_TEAM, SCOPE_AGENT, SCOPE_TEAM, SCOPE_TENANT};
+
 /// The environment variable that overrides the key file.
 pub const KEY_ENV: &str = "CLAWBOO_BINDING_KEY";
 
@@ -65,7 +67,23 @@ pub struct Signed<'a> {
     pub tenant: &'a str,
 }
 
-impl Signed<'_> {
+impl<'a> Signed<'a> {
+    /// The fields of `binding` a signature covers: its team (scope or room), its agent (scope or
+    /// author) and its tenant; absent fields are empty.
+    pub fn of(binding: &'a Binding) -> Self {
+        Self {
+            team: binding
+                .get(SCOPE_TEAM)
+                .or_else(|| binding.get(ROOM_TEAM))
+                .unwrap_or_default(),
+            agent: binding
+                .get(SCOPE_AGENT)
+                .or_else(|| binding.get(AUTHOR_AGENT))
+                .unwrap_or_default(),
+            tenant: binding.get(SCOPE_TENANT).unwrap_or_default(),
+        }
+    }
+
     fn canonical(&self) -> String {
         format!(
             "v1\u{1f}{}\u{1f}{}\u{1f}{}\u{1f}0",

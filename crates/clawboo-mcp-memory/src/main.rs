@@ -7,12 +7,12 @@
 
 use std::process::ExitCode;
 
-use clawboo_core::cli::{self, BinInfo, env_value};
-use clawboo_core::memory::{EmbedConfig, Embedder, Memory};
-use clawboo_core::servers::memory::{self, BoundScope};
+use clawboo_core::binding::ServerKind;
+use clawboo_core::cli::{self, BinInfo};
 
 const INFO: BinInfo = BinInfo {
     bin: "clawboo-mcp-memory",
+    server: ServerKind::Memory,
     summary: "The Clawboo shared memory as MCP tools: facts and versioned procedures, searched by words or meaning.",
     env_help: "    CLAWBOO_SCOPE_TEAM_ID    bind reads and saves to this team (scope arguments are ignored)\n    \
                CLAWBOO_SCOPE_AGENT_ID   bind reads to this agent's and shared facts\n    \
@@ -24,13 +24,5 @@ const INFO: BinInfo = BinInfo {
 };
 
 fn main() -> ExitCode {
-    let bound = BoundScope::from_values(
-        env_value("CLAWBOO_SCOPE_TEAM_ID").as_deref(),
-        env_value("CLAWBOO_SCOPE_AGENT_ID").as_deref(),
-        env_value("CLAWBOO_SCOPE_TENANT_ID").as_deref(),
-    );
-    cli::run(&INFO, |db| {
-        let embedder = Embedder::resolve_in_background(EmbedConfig::from_env());
-        memory::build(Memory::new(db, embedder), bound)
-    })
+    cli::run(&INFO)
 }

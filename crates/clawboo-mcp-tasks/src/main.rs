@@ -2,17 +2,16 @@
 
 use std::process::ExitCode;
 
+use clawboo_core::binding::ServerKind;
 use clawboo_core::cli::{self, BinInfo};
-use clawboo_core::servers::tasks;
 
 const INFO: BinInfo = BinInfo {
     bin: "clawboo-mcp-tasks",
+    server: ServerKind::Tasks,
     summary: "The Clawboo kanban board as MCP tools: tasks, atomic claims, dependencies, comments.",
     env_help: "    CLAWBOO_SCOPE_TEAM_ID    bind the session to one team: other teams' tasks are invisible\n",
 };
 
 fn main() -> ExitCode {
-    cli::run(&INFO, |db| {
-        tasks::build(db, cli::env_value("CLAWBOO_SCOPE_TEAM_ID"))
-    })
+    cli::run(&INFO)
 }

@@ -6,19 +6,17 @@
 
 use std::process::ExitCode;
 
+use clawboo_core::binding::ServerKind;
 use clawboo_core::cli::{self, BinInfo};
-use clawboo_core::servers::teamchat::{self, BoundIdentity};
 
 const INFO: BinInfo = BinInfo {
     bin: "clawboo-mcp-teamchat",
+    server: ServerKind::Teamchat,
     summary: "The Clawboo team room as MCP tools: post as a named peer, read teammates' posts as evidence.",
     env_help: "    CLAWBOO_ROOM_TEAM_ID     with CLAWBOO_AUTHOR_AGENT_ID: bind the room to team:<id>\n    \
                CLAWBOO_AUTHOR_AGENT_ID  with CLAWBOO_ROOM_TEAM_ID: bind the post author (arguments are ignored)\n",
 };
 
 fn main() -> ExitCode {
-    let bound = cli::env_value("CLAWBOO_AUTHOR_AGENT_ID")
-        .zip(cli::env_value("CLAWBOO_ROOM_TEAM_ID"))
-        .map(|(agent, team)| BoundIdentity::for_team(agent, team));
-    cli::run(&INFO, |db| teamchat::build(db, bound))
+    cli::run(&INFO)
 }

@@ -3,12 +3,12 @@
 
 use std::process::ExitCode;
 
-use clawboo_core::broker::operator;
-use clawboo_core::cli::{self, BinInfo};
-use clawboo_core::servers::tools::{self, ToolsConfig};
+use clawboo_core::binding::ServerKind;
+use clawboo_core::cli::{self, BinInfo, operator};
 
 const INFO: BinInfo = BinInfo {
     bin: "clawboo-mcp-tools",
+    server: ServerKind::Tools,
     summary: "The Clawboo tool broker as MCP tools: inspected, approved by a person when risky, audited.",
     env_help: "    TAVILY_API_KEY                     enables web_search (Tavily); unset, the tool is not listed\n    \
                CLAWBOO_TAVILY_URL                 Tavily's base address (default https://api.tavily.com)\n    \
@@ -21,10 +21,7 @@ const INFO: BinInfo = BinInfo {
 };
 
 fn main() -> ExitCode {
-    cli::run_with_commands(
-        &INFO,
-        &operator::usage(INFO.bin),
-        |args| operator::dispatch(INFO.bin, args),
-        |db| tools::build(db, ToolsConfig::from_env()),
-    )
+    cli::run_with_commands(&INFO, &operator::usage(INFO.bin), |args| {
+        operator::dispatch(&INFO, args)
+    })
 }

@@ -1,4 +1,5 @@
 use super::*;
+use crate::binding::{Scope, ServerKind};
 
 const BIN: &str = "/opt/clawboo/bin/clawboo-mcp-tasks";
 const DB: &str = "/srv/team/clawboo.db";
@@ -156,42 +157,6 @@ fn claude_stdio_snippet_is_shell_words_matching_the_structured_env() {
 }
 
 #[test]
-fn each_server_gets_its_own_binding_variables() {
-    let names = |server| -> Vec<&str> {
-        binding_env(server, &bound())
-            .iter()
-            .map(|(k, _)| *k)
-            .collect()
-    };
-    assert_eq!(names(ServerKind::Tasks), ["CLAWBOO_SCOPE_TEAM_ID"]);
-    assert_eq!(
-        names(ServerKind::Memory),
-        [
-            "CLAWBOO_SCOPE_TEAM_ID",
-            "CLAWBOO_SCOPE_AGENT_ID",
-            "CLAWBOO_SCOPE_TENANT_ID"
-        ]
-    );
-    assert_eq!(
-        names(ServerKind::Tools),
-        ["CLAWBOO_SCOPE_AGENT_ID", "CLAWBOO_SCOPE_TENANT_ID"]
-    );
-    assert_eq!(
-        names(ServerKind::Teamchat),
-        ["CLAWBOO_ROOM_TEAM_ID", "CLAWBOO_AUTHOR_AGENT_ID"]
-    );
-    let team_only = Scope {
-        team_id: Some("tm1".into()),
-        agent_id: Some("  ".into()),
-        tenant_id: None,
-    };
-    assert!(
-        binding_env(ServerKind::Teamchat, &team_only).is_empty(),
-        "teamchat binds only with both a room and an author"
-    );
-}
-
-#[test]
 fn http_urls_follow_the_reference() {
     let scope = Scope {
         team_id: Some("tm1".into()),
@@ -203,8 +168,14 @@ fn http_urls_follow_the_reference() {
         "http://localhost:18790/api/mcp/teamchat?roomTeamId=tm1&postAuthorAgentId=boo-1"
     );
     assert_eq!(
-        http_url("http://h//", ServerKind::Tools, &scope),
-        "http://h//api/mcp/tools"
+        http_url("http://h//", ServerKind::Tools, &Scope::default()),
+        "http://h//api/mcp/tools",
+        "unbound URLs are the reference's"
+    );
+    assert_eq!(
+        http_url("http://h", ServerKind::Tools, &scope),
+        "http://h/api/mcp/tools?scopeAgentId=boo-1",
+        "ours also bind the tools caller, with the stdio binding's names"
     );
     let odd = Scope {
         team_id: Some("a b/c&d".into()),
@@ -219,14 +190,39 @@ fn http_urls_follow_the_reference() {
 #[test]
 fn names_parse_and_unknown_names_say_what_is_expected() {
     assert_eq!("codex".parse::<Runtime>(), Ok(Runtime::Codex));
-    assert_eq!(
-        ServerKind::from_bin("clawboo-mcp-teamchat"),
-        Some(ServerKind::Teamchat)
-    );
-    assert_eq!(ServerKind::from_bin("other"), None);
     let err = "vscode".parse::<Runtime>().unwrap_err();
     assert_eq!(
         err.to_string(),
         "unknown runtime \"vscode\"; expected one of: claude-code, codex, openclaw"
+    );
+}
+
+#[test]
+fn signed_urls_carry_the_signature_of_exactly_the_bound_parameters() {
+    let key = crate::signature::BindingKey::from_secret(&"a".repeat(64));
+    let scope = Scope {
+        team_id: Some("tm1".into()),
+        agent_id: Some("boo-1".into()),
+        tenant_id: None,
+    };
+    assert_eq!(
+        signed_http_url("http://127.0.0.1:18790/", ServerKind::Memory, &scope, &key),
+        "http://127.0.0.1:18790/api/mcp/memory?scopeTeamId=tm1&scopeAgentId=boo-1\
+         &sig=a7908c8c40e1b1bce12318b725317c57d4d86404e0ff7c724abd09c3f1f2dff8"
+    );
+    assert_eq!(
+        signed_http_url("http://h", ServerKind::Tools, &Scope::default(), &key),
+        "http://h/api/mcp/tools"
+    );
+    let mut request = request(Runtime::ClaudeCode, ServerKind::Teamchat, Transport::Http);
+    request.scope = scope;
+    request.binding_key = Some(key);
+    let config = attach_config(&request);
+    assert!(
+        config
+            .snippet
+            .contains("roomTeamId=tm1&postAuthorAgentId=boo-1&sig="),
+        "{}",
+        config.snippet
     );
 }

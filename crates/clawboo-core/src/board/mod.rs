@@ -16,7 +16,7 @@ use serde::Serialize;
 
 pub use status::Status;
 
-use crate::db::{SchemaPart, immediate, new_id, now_ms};
+use crate::db::{Conn, SchemaPart, immediate, new_id};
 
 /// The board's schema, compatible with the reference implementation's tables.
 pub const SCHEMA: SchemaPart = SchemaPart {
@@ -182,37 +182,41 @@ const TASK_COLUMNS: &str = "id, title, description, status, priority, team_id, a
     assignee_runtime, parent_task_id, source_delegation_id, worktree_ref, branch_ref, cost_usd, \
     parent_session_id, dropped, tenant_id, scheduled_by, verification, created_at, updated_at, completed_at";
 
+/// A stored status reads as its [`Status`]; an unknown word is a conversion error naming it.
+impl rusqlite::types::FromSql for Status {
+    fn column_result(value: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
+        let text = value.as_str()?;
+        Status::parse(text).ok_or_else(|| {
+            rusqlite::types::FromSqlError::Other(format!("unknown task status {text:?}").into())
+        })
+    }
+}
+
 impl Task {
+    /// Reads a task by column name from a row that selected [`TASK_COLUMNS`].
     fn from_row(row: &Row<'_>) -> rusqlite::Result<Task> {
-        let status: String = row.get(3)?;
         Ok(Task {
-            id: row.get(0)?,
-            title: row.get(1)?,
-            description: row.get(2)?,
-            status: Status::parse(&status).ok_or_else(|| {
-                rusqlite::Error::FromSqlConversionFailure(
-                    3,
-                    rusqlite::types::Type::Text,
-                    format!("unknown task status {status:?}").into(),
-                )
-            })?,
-            priority: row.get(4)?,
-            team_id: row.get(5)?,
-            assignee_agent_id: row.get(6)?,
-            assignee_runtime: row.get(7)?,
-            parent_task_id: row.get(8)?,
-            source_delegation_id: row.get(9)?,
-            worktree_ref: row.get(10)?,
-            branch_ref: row.get(11)?,
-            cost_usd: row.get(12)?,
-            parent_session_id: row.get(13)?,
-            dropped: row.get(14)?,
-            tenant_id: row.get(15)?,
-            scheduled_by: row.get(16)?,
-            verification: row.get(17)?,
-            created_at: row.get(18)?,
-            updated_at: row.get(19)?,
-            completed_at: row.get(20)?,
+            id: row.get("id")?,
+            title: row.get("title")?,
+            description: row.get("description")?,
+            status: row.get("status")?,
+            priority: row.get("priority")?,
+            team_id: row.get("team_id")?,
+            assignee_agent_id: row.get("assignee_agent_id")?,
+            assignee_runtime: row.get("assignee_runtime")?,
+            parent_task_id: row.get("parent_task_id")?,
+            source_delegation_id: row.get("source_delegation_id")?,
+            worktree_ref: row.get("worktree_ref")?,
+            branch_ref: row.get("branch_ref")?,
+            cost_usd: row.get("cost_usd")?,
+            parent_session_id: row.get("parent_session_id")?,
+            dropped: row.get("dropped")?,
+            tenant_id: row.get("tenant_id")?,
+            scheduled_by: row.get("scheduled_by")?,
+            verification: row.get("verification")?,
+            created_at: row.get("created_at")?,
+            updated_at: row.get("updated_at")?,
+            completed_at: row.get("completed_at")?,
         })
     }
 }
@@ -435,13 +439,13 @@ pub fn comments(conn: &Connection, task_id: &str) -> Result<Vec<Comment>, BoardE
     let rows = stmt
         .query_map([task_id], |r| {
             Ok(Comment {
-                id: r.get(0)?,
-                task_id: r.get(1)?,
-                author_agent_id: r.get(2)?,
-                author_type: r.get(3)?,
-                body: r.get(4)?,
-                tenant_id: r.get(5)?,
-                created_at: r.get(6)?,
+                id: r.get("id")?,
+                task_id: r.get("task_id")?,
+                author_agent_id: r.get("author_agent_id")?,
+                author_type: r.get("author_type")?,
+                body: r.get("body")?,
+                tenant_id: r.get("tenant_id")?,
+                created_at: r.get("created_at")?,
             })
         })?
         .collect::<Result<Vec<_>, _>>()?;
@@ -461,11 +465,11 @@ pub fn ancestors(conn: &Connection, task_id: &str) -> Result<Vec<Ancestor>, Boar
         }
         let Some(row) = stmt
             .query_row([&id], |r| {
-                let status: String = r.get(3)?;
+                let status: String = r.get("status")?;
                 Ok(Ancestor {
-                    id: r.get(0)?,
-                    parent_task_id: r.get(1)?,
-                    title: r.get(2)?,
+                    id: r.get("id")?,
+                    parent_task_id: r.get("parent_task_id")?,
+                    title: r.get("title")?,
                     status: Status::parse(&status).unwrap_or(Status::Backlog),
                 })
             })
@@ -483,14 +487,14 @@ pub fn ancestors(conn: &Connection, task_id: &str) -> Result<Vec<Ancestor>, Boar
 fn get_parent_id(conn: &Connection, task_id: &str) -> Result<Option<String>, BoardError> {
     Ok(conn
         .prepare_cached("SELECT parent_task_id FROM tasks WHERE id = ?1")?
-        .query_row([task_id], |r| r.get::<_, Option<String>>(0))
+        .query_row([task_id], |r| r.get::<_, Option<String>>("parent_task_id"))
         .optional()?
         .flatten())
 }
 
 /// Inserts a task with no cap checks (the uncapped path of REST and routines, and seeding).
-pub fn insert(conn: &Connection, new: &NewTask) -> Result<Task, BoardError> {
-    let now = now_ms();
+pub fn insert(conn: &Conn<'_>, new: &NewTask) -> Result<Task, BoardError> {
+    let now = conn.now_ms();
     let sql = format!(
         "INSERT INTO tasks (id, title, description, status, priority, team_id, assignee_agent_id,
              assignee_runtime, parent_task_id, cost_usd, dropped, scheduled_by, created_at, updated_at)
@@ -516,13 +520,15 @@ pub fn insert(conn: &Connection, new: &NewTask) -> Result<Task, BoardError> {
 
 /// Creates a root task unless `caps.max_root_creates` roots (board-wide, any status, not
 /// dropped) were created within the window.
-pub fn create_root(conn: &Connection, new: &NewTask, caps: Caps) -> Result<Task, BoardError> {
+pub fn create_root(conn: &Conn<'_>, new: &NewTask, caps: Caps) -> Result<Task, BoardError> {
     immediate(conn, |tx| {
-        let since = now_ms() - caps.root_window_ms;
-        let count: i64 = tx.prepare_cached(
-            "SELECT count(*) FROM tasks WHERE parent_task_id IS NULL AND dropped = 0 AND created_at > ?1",
-        )?
-        .query_row([since], |r| r.get(0))?;
+        let since = tx.now_ms() - caps.root_window_ms;
+        let count: i64 = tx
+            .prepare_cached(
+                "SELECT count(*) AS roots FROM tasks
+             WHERE parent_task_id IS NULL AND dropped = 0 AND created_at > ?1",
+            )?
+            .query_row([since], |r| r.get("roots"))?;
         if count >= caps.max_root_creates {
             return Err(BoardError::RootRateCap {
                 count,
@@ -542,19 +548,23 @@ pub fn create_root(conn: &Connection, new: &NewTask, caps: Caps) -> Result<Task,
 
 /// Creates a subtask of `new.parent_task_id` under the child-count and depth caps. The child's team
 /// is `new.team_id`, else the parent's.
-pub fn create_subtask(conn: &Connection, new: &NewTask, caps: Caps) -> Result<Task, BoardError> {
+pub fn create_subtask(conn: &Conn<'_>, new: &NewTask, caps: Caps) -> Result<Task, BoardError> {
     let parent_id = new.parent_task_id.clone().unwrap_or_default();
     immediate(conn, |tx| {
         let parent: Option<(Option<String>, Option<String>)> = tx
             .prepare_cached("SELECT team_id, parent_task_id FROM tasks WHERE id = ?1")?
-            .query_row([&parent_id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .query_row([&parent_id], |r| {
+                Ok((r.get("team_id")?, r.get("parent_task_id")?))
+            })
             .optional()?;
         let Some((parent_team, grandparent)) = parent else {
             return Err(BoardError::ParentNotFound(parent_id.clone()));
         };
         let children: i64 = tx
-            .prepare_cached("SELECT count(*) FROM tasks WHERE parent_task_id = ?1 AND dropped = 0")?
-            .query_row([&parent_id], |r| r.get(0))?;
+            .prepare_cached(
+                "SELECT count(*) AS children FROM tasks WHERE parent_task_id = ?1 AND dropped = 0",
+            )?
+            .query_row([&parent_id], |r| r.get("children"))?;
         if children >= caps.max_children {
             return Err(BoardError::ChildCap {
                 parent: parent_id.clone(),
@@ -590,7 +600,7 @@ pub fn create_subtask(conn: &Connection, new: &NewTask, caps: Caps) -> Result<Ta
 /// Atomically claims a `todo`, unassigned, live task for `agent`: exactly one of any number of
 /// concurrent claimers wins. `conflict` means the task exists but was not claimable.
 pub fn claim(
-    conn: &Connection,
+    conn: &Conn<'_>,
     task_id: &str,
     agent: &str,
     runtime: Option<&str>,
@@ -602,7 +612,10 @@ pub fn claim(
     );
     let claimed = conn
         .prepare_cached(&sql)?
-        .query_row(params![agent, runtime, now_ms(), task_id], Task::from_row)
+        .query_row(
+            params![agent, runtime, conn.now_ms(), task_id],
+            Task::from_row,
+        )
         .optional()?;
     match claimed {
         Some(task) => Ok(task),
@@ -614,7 +627,7 @@ pub fn claim(
 /// Releases an `in_progress` task back to `todo`, clearing its assignee and verdict. Any other
 /// status is `illegal_transition` (the reference answers success and does nothing, which hides the
 /// mistake from the caller).
-pub fn release(conn: &Connection, task_id: &str) -> Result<Task, BoardError> {
+pub fn release(conn: &Conn<'_>, task_id: &str) -> Result<Task, BoardError> {
     let sql = format!(
         "UPDATE tasks SET assignee_agent_id = NULL, assignee_runtime = NULL, verification = NULL,
              status = 'todo', updated_at = ?1
@@ -623,7 +636,7 @@ pub fn release(conn: &Connection, task_id: &str) -> Result<Task, BoardError> {
     );
     let released = conn
         .prepare_cached(&sql)?
-        .query_row(params![now_ms(), task_id], Task::from_row)
+        .query_row(params![conn.now_ms(), task_id], Task::from_row)
         .optional()?;
     match released {
         Some(task) => Ok(task),
@@ -667,11 +680,13 @@ fn verdict_blocks_done(verification: Option<&str>) -> bool {
 
 /// Moves a task to `to` if the state machine allows it (and, for `done`, the verdict does). Moving
 /// to `todo` clears the assignee and verdict; entering a terminal status stamps `completed_at`.
-pub fn update_status(conn: &Connection, task_id: &str, to: Status) -> Result<Task, BoardError> {
+pub fn update_status(conn: &Conn<'_>, task_id: &str, to: Status) -> Result<Task, BoardError> {
     immediate(conn, |tx| {
         let current: Option<(String, Option<String>)> = tx
             .prepare_cached("SELECT status, verification FROM tasks WHERE id = ?1")?
-            .query_row([task_id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .query_row([task_id], |r| {
+                Ok((r.get("status")?, r.get("verification")?))
+            })
             .optional()?;
         let Some((from, verification)) = current else {
             return Err(BoardError::NotFound);
@@ -683,7 +698,7 @@ pub fn update_status(conn: &Connection, task_id: &str, to: Status) -> Result<Tas
         if to == Status::Done && verdict_blocks_done(verification.as_deref()) {
             return Err(BoardError::VerificationRequired);
         }
-        let now = now_ms();
+        let now = tx.now_ms();
         let sql = format!(
             "UPDATE tasks SET status = ?1, updated_at = ?2,
                  completed_at = CASE WHEN ?3 THEN ?2 ELSE completed_at END,
@@ -709,7 +724,7 @@ pub fn update_status(conn: &Connection, task_id: &str, to: Status) -> Result<Tas
 
 /// Adds a comment to an existing task (any status, dropped included). Does not bump `updated_at`.
 pub fn add_comment(
-    conn: &Connection,
+    conn: &Conn<'_>,
     task_id: &str,
     body: &str,
     author_agent_id: Option<&str>,
@@ -729,7 +744,7 @@ pub fn add_comment(
                 .unwrap_or_else(|| "agent".into()),
             body: body.to_owned(),
             tenant_id: None,
-            created_at: now_ms(),
+            created_at: tx.now_ms(),
         };
         tx.prepare_cached(
             "INSERT INTO task_comments (id, task_id, author_agent_id, author_type, body, tenant_id, created_at)
@@ -749,7 +764,7 @@ pub fn add_comment(
 
 /// Makes `task_id` wait on `depends_on`. Refuses self-links and any link that would close a cycle,
 /// direct or transitive; a duplicate link succeeds without change.
-pub fn link(conn: &Connection, task_id: &str, depends_on: &str) -> Result<(), BoardError> {
+pub fn link(conn: &Conn<'_>, task_id: &str, depends_on: &str) -> Result<(), BoardError> {
     let cycle = || BoardError::Cycle {
         task: task_id.to_owned(),
         depends_on: depends_on.to_owned(),
@@ -770,9 +785,9 @@ pub fn link(conn: &Connection, task_id: &str, depends_on: &str) -> Result<(), Bo
                      UNION
                      SELECT d.depends_on_task_id FROM task_deps d JOIN reach r ON d.task_id = r.id
                  )
-                 SELECT EXISTS (SELECT 1 FROM reach WHERE id = ?2)",
+                 SELECT EXISTS (SELECT 1 FROM reach WHERE id = ?2) AS closes_cycle",
             )?
-            .query_row([depends_on, task_id], |r| r.get(0))?;
+            .query_row([depends_on, task_id], |r| r.get("closes_cycle"))?;
         if closes_cycle {
             return Err(cycle());
         }

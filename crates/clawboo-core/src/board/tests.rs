@@ -1,11 +1,11 @@
 use super::*;
-use crate::db::Db;
+use crate::db::{Conn, Db};
 
 fn db() -> Db {
     Db::open_in_memory().unwrap()
 }
 
-fn todo(conn: &Connection, title: &str) -> Task {
+fn todo(conn: &Conn<'_>, title: &str) -> Task {
     insert(
         conn,
         &NewTask {
@@ -34,7 +34,7 @@ fn file_db() -> (std::path::PathBuf, Db) {
     (dir, db)
 }
 
-fn sub(conn: &Connection, parent: &str, caps: Caps) -> Result<Task, BoardError> {
+fn sub(conn: &Conn<'_>, parent: &str, caps: Caps) -> Result<Task, BoardError> {
     create_subtask(
         conn,
         &NewTask {
@@ -46,7 +46,7 @@ fn sub(conn: &Connection, parent: &str, caps: Caps) -> Result<Task, BoardError> 
     )
 }
 
-fn root(conn: &Connection, caps: Caps) -> Result<Task, BoardError> {
+fn root(conn: &Conn<'_>, caps: Caps) -> Result<Task, BoardError> {
     create_root(
         conn,
         &NewTask {
@@ -727,5 +727,69 @@ fn comments_are_oldest_first_and_leave_updated_at_alone() {
     assert_eq!(
         add_comment(&conn, "ghost", "x", None, AuthorType::Agent),
         Err(BoardError::Missing("ghost".into()))
+    );
+}
+
+#[test]
+fn the_root_window_slides_with_the_database_clock() {
+    let start = 1_700_000_000_000;
+    let db = db().with_clock(crate::db::Clock::manual(start));
+    let conn = db.conn();
+    let caps = Caps {
+        max_root_creates: 2,
+        root_window_ms: 300_000,
+        ..Caps::default()
+    };
+    let first = root(&conn, caps).unwrap();
+    assert_eq!((first.created_at, first.updated_at), (start, start));
+    root(&conn, caps).unwrap();
+    db.clock()
+        .advance(std::time::Duration::from_millis(299_999));
+    assert!(
+        matches!(
+            root(&conn, caps),
+            Err(BoardError::RootRateCap { count: 2, .. })
+        ),
+        "both roots are still inside the window"
+    );
+    db.clock().advance(std::time::Duration::from_millis(1));
+    let later = root(&conn, caps).unwrap();
+    assert_eq!(later.created_at, start + 300_000);
+}
+
+#[test]
+fn status_moves_are_stamped_with_the_database_clock() {
+    let start = 1_700_000_000_000;
+    let db = db().with_clock(crate::db::Clock::manual(start));
+    let conn = db.conn();
+    let task = todo(&conn, "t");
+    update_status(&conn, &task.id, Status::InProgress).unwrap();
+    db.clock().advance(std::time::Duration::from_secs(1));
+    let done = update_status(&conn, &task.id, Status::Done).unwrap();
+    assert_eq!(done.completed_at, Some(start + 1_000));
+    db.clock().advance(std::time::Duration::from_secs(1));
+    let again = update_status(&conn, &task.id, Status::Done).unwrap();
+    assert_eq!(
+        (again.completed_at, again.updated_at),
+        (Some(start + 2_000), start + 2_000),
+        "a same-status move to a terminal status re-stamps completedAt"
+    );
+    assert_eq!(again.created_at, start);
+}
+
+#[test]
+fn a_stored_status_the_board_does_not_know_is_an_error_naming_it() {
+    let db = db();
+    let conn = db.conn();
+    let task = todo(&conn, "t");
+    conn.execute(
+        "UPDATE tasks SET status = 'archived' WHERE id = ?1",
+        [&task.id],
+    )
+    .unwrap();
+    let err = get(&conn, &task.id).unwrap_err();
+    assert!(
+        err.to_string().contains("unknown task status \"archived\""),
+        "{err}"
     );
 }

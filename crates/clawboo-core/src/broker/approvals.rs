@@ -24,7 +24,7 @@ use serde_json::Value;
 
 use super::audit::Actor;
 use super::summary;
-use crate::db::{Db, immediate, new_id, now_ms};
+use crate::db::{Conn, Db, immediate, new_id};
 
 /// A row's status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,17 +127,17 @@ const COLUMNS: &str = "id, tool_name, agent_id, args_summary, reason, status, ta
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<ApprovalRow> {
     Ok(ApprovalRow {
-        id: row.get(0)?,
-        tool_name: row.get(1)?,
-        agent_id: row.get(2)?,
-        args_summary: row.get(3)?,
-        reason: row.get(4)?,
-        status: row.get(5)?,
-        task_id: row.get(6)?,
-        tenant_id: row.get(7)?,
-        created_at: row.get(8)?,
-        expires_at: row.get(9)?,
-        resolved_at: row.get(10)?,
+        id: row.get("id")?,
+        tool_name: row.get("tool_name")?,
+        agent_id: row.get("agent_id")?,
+        args_summary: row.get("args_summary")?,
+        reason: row.get("reason")?,
+        status: row.get("status")?,
+        task_id: row.get("task_id")?,
+        tenant_id: row.get("tenant_id")?,
+        created_at: row.get("created_at")?,
+        expires_at: row.get("expires_at")?,
+        resolved_at: row.get("resolved_at")?,
     })
 }
 
@@ -157,8 +157,8 @@ pub struct NewApproval<'a> {
 }
 
 /// Stores a pending request and returns it.
-pub fn create(conn: &Connection, new: &NewApproval<'_>) -> rusqlite::Result<ApprovalRow> {
-    let created_at = now_ms();
+pub fn create(conn: &Conn<'_>, new: &NewApproval<'_>) -> rusqlite::Result<ApprovalRow> {
+    let created_at = conn.now_ms();
     let row = ApprovalRow {
         id: new_id(),
         tool_name: new.tool_name.to_owned(),
@@ -201,18 +201,18 @@ pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<ApprovalRow>>
 }
 
 /// The open queue: pending rows not yet past expiry, newest first.
-pub fn list_pending(conn: &Connection) -> rusqlite::Result<Vec<ApprovalRow>> {
+pub fn list_pending(conn: &Conn<'_>) -> rusqlite::Result<Vec<ApprovalRow>> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM tool_call_approvals
          WHERE status = 'pending' AND expires_at > ?1
          ORDER BY created_at DESC, rowid DESC"
     ))?;
-    stmt.query_map([now_ms()], from_row)?.collect()
+    stmt.query_map([conn.now_ms()], from_row)?.collect()
 }
 
 /// Marks every pending row past its expiry `expired` (rows whose waiter is gone); returns how many.
-pub fn expire_stale(conn: &Connection) -> rusqlite::Result<usize> {
-    let now = now_ms();
+pub fn expire_stale(conn: &Conn<'_>) -> rusqlite::Result<usize> {
+    let now = conn.now_ms();
     conn.execute(
         "UPDATE tool_call_approvals SET status = 'expired', resolved_at = ?1
          WHERE status = 'pending' AND expires_at < ?1",
@@ -243,7 +243,7 @@ fn set_status(conn: &Connection, id: &str, status: Status, now: i64) -> rusqlite
 }
 
 /// Records a person's decision on a pending row (first decision wins).
-pub fn resolve(conn: &Connection, id: &str, resolution: Resolution) -> rusqlite::Result<Resolved> {
+pub fn resolve(conn: &Conn<'_>, id: &str, resolution: Resolution) -> rusqlite::Result<Resolved> {
     immediate(conn, |tx| {
         let Some(row) = get(tx, id)? else {
             return Ok(Resolved::NotFound);
@@ -251,7 +251,7 @@ pub fn resolve(conn: &Connection, id: &str, resolution: Resolution) -> rusqlite:
         if row.status() != Status::Pending {
             return Ok(Resolved::AlreadyResolved(row));
         }
-        let now = now_ms();
+        let now = tx.now_ms();
         let (status, wrap): (Status, fn(ApprovalRow) -> Resolved) = if now > row.expires_at {
             (Status::Expired, Resolved::Expired)
         } else {
@@ -342,7 +342,7 @@ fn close_wait(db: &Db, id: &str, end: WaitEnd) -> rusqlite::Result<WaitEnd> {
         if let Some(decided) = WaitEnd::from_status(row.status()) {
             return Ok(decided);
         }
-        set_status(tx, id, Status::Expired, now_ms())?;
+        set_status(tx, id, Status::Expired, tx.now_ms())?;
         Ok(end)
     })
 }
@@ -365,7 +365,7 @@ pub fn wait(
         if let Some(decided) = WaitEnd::from_status(row.status()) {
             return Ok(decided);
         }
-        if now_ms() > row.expires_at {
+        if db.now_ms() > row.expires_at {
             return close_wait(db, id, WaitEnd::Expired);
         }
         if closing.load(Ordering::Relaxed) {

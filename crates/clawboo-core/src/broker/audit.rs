@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::summary;
-use crate::db::{new_id, now_ms};
+use crate::db::{Conn, new_id};
 
 /// The rows a listing returns when the caller sets no limit.
 pub const DEFAULT_LIMIT: u32 = 100;
@@ -77,22 +77,22 @@ pub struct AuditRow {
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<AuditRow> {
     Ok(AuditRow {
-        id: row.get(0)?,
-        tool_name: row.get(1)?,
-        agent_id: row.get(2)?,
-        phase: row.get(3)?,
-        decision: row.get(4)?,
-        args_summary: row.get(5)?,
-        result_summary: row.get(6)?,
-        is_error: row.get(7)?,
-        tenant_id: row.get(8)?,
-        created_at: row.get(9)?,
+        id: row.get("id")?,
+        tool_name: row.get("tool_name")?,
+        agent_id: row.get("agent_id")?,
+        phase: row.get("phase")?,
+        decision: row.get("decision")?,
+        args_summary: row.get("args_summary")?,
+        result_summary: row.get("result_summary")?,
+        is_error: row.get("is_error")?,
+        tenant_id: row.get("tenant_id")?,
+        created_at: row.get("created_at")?,
     })
 }
 
 /// Records the gates' decision on a call, before anything runs.
 pub fn write_before(
-    conn: &Connection,
+    conn: &Conn<'_>,
     tool_name: &str,
     actor: Actor<'_>,
     decision: Decision,
@@ -111,7 +111,7 @@ pub fn write_before(
             summary::args_summary(args),
             note.map(summary::result_summary),
             actor.tenant_id,
-            now_ms()
+            conn.now_ms()
         ],
     )?;
     Ok(())
@@ -119,7 +119,7 @@ pub fn write_before(
 
 /// Records what an executed call returned (after compaction).
 pub fn write_after(
-    conn: &Connection,
+    conn: &Conn<'_>,
     tool_name: &str,
     actor: Actor<'_>,
     output: &str,
@@ -136,7 +136,7 @@ pub fn write_after(
             summary::result_summary(output),
             i64::from(is_error),
             actor.tenant_id,
-            now_ms()
+            conn.now_ms()
         ],
     )?;
     Ok(())

@@ -70,13 +70,13 @@ impl AvailabilityContext {
         }
     }
 
-    /// The variable's value, trimmed; blank counts as unset.
+    /// The variable's value under the one blank rule ([`crate::binding::given`]).
     pub fn env(&self, name: &str) -> Option<String> {
         let raw = match &self.env {
             EnvSource::Process => std::env::var(name).ok(),
             EnvSource::Fixed(map) => map.get(name).cloned(),
         };
-        raw.map(|v| v.trim().to_owned()).filter(|v| !v.is_empty())
+        crate::binding::given(raw.as_deref())
     }
 
     /// Whether `provider` is authenticated: `<PROVIDER>_API_KEY` (upper-cased, every character

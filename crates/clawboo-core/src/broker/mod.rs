@@ -3,8 +3,9 @@
 //!
 //! Owns: the `tool_call_audit`, `tool_call_approvals`, `tool_registry` and `tool_notes` tables (the
 //! reference's DDL and column names, plus the notes the `note` tool keeps), the builtin registry,
-//! availability, the inspectors, output compaction, the Tavily client and the operator commands
-//! that resolve approvals.
+//! availability, the inspectors, output compaction, the Tavily client and the operator's typed
+//! queries (`operator`: the queue, the audit log, the switches, as data; the commands that print
+//! them live in `cli::operator`).
 //!
 //! Guarantees: a call that is denied never reaches its executor and never prompts a person; every
 //! call that reaches the broker leaves a `before` audit row and every executed call an `after` row,

@@ -4,9 +4,9 @@
 //! (what a model wrote down may hold a key it saw); the stored row is what the caller is told.
 //! Must never: know MCP or who may call `note`.
 
-use rusqlite::{Connection, params};
+use rusqlite::params;
 
-use crate::db::{new_id, now_ms};
+use crate::db::{Conn, new_id};
 use crate::scrub::scrub_secrets;
 
 /// A note to store.
@@ -30,7 +30,7 @@ pub struct Note {
 }
 
 /// Stores a note, scrubbed of secrets, and returns it.
-pub fn add(conn: &Connection, new: &NewNote<'_>) -> rusqlite::Result<Note> {
+pub fn add(conn: &Conn<'_>, new: &NewNote<'_>) -> rusqlite::Result<Note> {
     let note = Note {
         id: new_id(),
         body: scrub_secrets(new.body),
@@ -38,7 +38,13 @@ pub fn add(conn: &Connection, new: &NewNote<'_>) -> rusqlite::Result<Note> {
     conn.execute(
         "INSERT INTO tool_notes (id, agent_id, tenant_id, body, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![note.id, new.agent_id, new.tenant_id, note.body, now_ms()],
+        params![
+            note.id,
+            new.agent_id,
+            new.tenant_id,
+            note.body,
+            conn.now_ms()
+        ],
     )?;
     Ok(note)
 }
@@ -66,7 +72,7 @@ mod tests {
             .query_row(
                 "SELECT body, agent_id FROM tool_notes WHERE id = ?1",
                 [&note.id],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                |r| Ok((r.get("body")?, r.get("agent_id")?)),
             )
             .unwrap();
         assert_eq!(body, note.body);

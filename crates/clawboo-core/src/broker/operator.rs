@@ -1,20 +1,15 @@
-//! The operator commands of `clawboo-mcp-tools`: what a person runs to see the tools, work the
-//! approval queue and read the audit log, against the same database the servers use.
+//! The operator's typed queries: what a person's front door (the tools bin's commands in
+//! `cli::operator`, an HTTP surface) reads and writes to see the tools, work the approval queue and
+//! read the audit log, returned as data.
 //!
-//! `tools`, `approvals`, `approve <id> [--always]`, `deny <id>`, `audit [--tool NAME] [--limit N]`,
-//! `enable <tool>`, `disable <tool>`; each prints a table (or a line) by default and, with
-//! `--json`, the body the reference's `/api/tools*` REST routes return (`{"ok":true,…}`, or
-//! `{"error":…}` on failure).
+//! Guarantees: every summary a query returns is masked again ([`for_display`]) on top of the
+//! write-time scrub, for rows another writer stored; reading the queue first expires the requests
+//! nobody waits for any more, so what it returns can still be approved; a switch names only a
+//! builtin tool.
 //!
-//! Guarantees: stored summaries are masked again before they are shown; resolving an unknown id
-//! is an error (exit 1); resolving a row that is no longer pending changes nothing and says what it
-//! is (exit 0 if it already is what was asked, else 1); a row past its expiry cannot be approved.
-//! Exit codes: 0 done, 1 not done, 2 usage. Must never: print a secret a row might still hold.
-
-use std::process::ExitCode;
+//! Must never: print, parse arguments, choose exit codes or format times (the front doors do).
 
 use serde::Serialize;
-use serde_json::json;
 
 use super::approvals::{self, ApprovalRow, Resolution, Resolved};
 use super::audit::{self, AuditRow};
@@ -22,304 +17,46 @@ use super::availability::AvailabilityContext;
 use super::builtins::Builtin;
 use super::registry;
 use super::summary::for_display;
-use crate::db::{Db, default_db_path};
+use crate::db::Db;
 
-/// The `--help` lines of the operator commands for `bin`.
-pub fn usage(bin: &str) -> String {
-    [
-        (
-            "tools [--json]",
-            "the tools with their risk, availability and diagnostics",
-        ),
-        (
-            "approvals [--json]",
-            "the pending approval queue, newest first",
-        ),
-        (
-            "approve ID [--always] [--json]",
-            "let a waiting call run (--always: stop asking this agent for this tool)",
-        ),
-        ("deny ID [--json]", "refuse a waiting call"),
-        (
-            "audit [--tool NAME] [--limit N] [--json]",
-            "the tool-call audit log, newest first (default 100 rows)",
-        ),
-        (
-            "enable TOOL | disable TOOL [--json]",
-            "switch calls to a tool on or off",
-        ),
-    ]
-    .iter()
-    .map(|(command, meaning)| format!("    {bin} {command}\n        {meaning}\n"))
-    .collect()
+/// One tool as the operator sees it; serialized, one entry of the reference's `GET /api/tools`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ToolStatus {
+    /// The tool's name.
+    pub name: &'static str,
+    /// Its description.
+    pub description: &'static str,
+    /// Who provides it.
+    pub owner: &'static str,
+    /// `safe`, `external` or `destructive`.
+    pub risk: &'static str,
+    /// Whether it may be offered in this environment.
+    pub available: bool,
+    /// Why not, when it may not (`env-missing:…`, `auth-missing:…`).
+    pub diagnostics: Vec<String>,
+    /// Whether calls to it are switched on (not part of the REST entry).
+    #[serde(skip)]
+    pub enabled: bool,
 }
 
-/// One operator command.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Command {
-    /// List the builtins with their availability.
-    Tools,
-    /// List the pending approvals.
-    Approvals,
-    /// Resolve an approval.
-    Resolve {
-        /// The approval id.
-        id: String,
-        /// The decision.
-        resolution: Resolution,
-    },
-    /// Read the audit log.
-    Audit {
-        /// Only this tool's rows.
-        tool: Option<String>,
-        /// At most this many rows.
-        limit: u32,
-    },
-    /// Switch a tool's calls on or off.
-    SetEnabled {
-        /// The tool.
-        tool: String,
-        /// On or off.
-        enabled: bool,
-    },
-}
-
-/// A command and its output format.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Invocation {
-    /// What to do.
-    pub command: Command,
-    /// Print the REST body as JSON instead of a table.
-    pub json: bool,
-}
-
-/// What a command printed and how it ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Report {
-    /// Standard output.
-    pub out: String,
-    /// Standard error (human-readable failures).
-    pub err: String,
-    /// The exit code: 0 done, 1 not done.
-    pub code: u8,
-}
-
-impl Report {
-    fn ok(out: String) -> Self {
-        Self {
-            out,
-            err: String::new(),
-            code: 0,
-        }
-    }
-}
-
-/// Reads an operator command from `args`; `None` when `args` does not start with one (the bin then
-/// serves, or handles its flags).
-pub fn parse(args: &[String]) -> Option<Result<Invocation, String>> {
-    let (name, rest) = args.split_first()?;
-    let known = [
-        "tools",
-        "approvals",
-        "approve",
-        "deny",
-        "audit",
-        "enable",
-        "disable",
-    ];
-    if !known.contains(&name.as_str()) {
-        return None;
-    }
-    Some(parse_command(name, rest))
-}
-
-fn parse_command(name: &str, rest: &[String]) -> Result<Invocation, String> {
-    let mut json = false;
-    let mut always = false;
-    let mut tool = None;
-    let mut limit = audit::DEFAULT_LIMIT;
-    let mut positional = Vec::new();
-    let mut words = rest.iter();
-    while let Some(word) = words.next() {
-        match word.as_str() {
-            "--json" => json = true,
-            "--always" if name == "approve" => always = true,
-            "--tool" | "--limit" if name == "audit" => {
-                let value = words
-                    .next()
-                    .ok_or_else(|| format!("{word} needs a value"))?;
-                if word == "--tool" {
-                    tool = Some(value.clone());
-                } else {
-                    limit = value.parse().map_err(|_| {
-                        format!("--limit needs a whole number of rows, got {value:?}")
-                    })?;
-                }
-            }
-            flag if flag.starts_with("--") => {
-                return Err(format!("{name}: unexpected argument {flag:?}"));
-            }
-            _ => positional.push(word.clone()),
-        }
-    }
-    let wants_one = matches!(name, "approve" | "deny" | "enable" | "disable");
-    let what = if name == "enable" || name == "disable" {
-        "a tool name"
-    } else {
-        "an approval id"
-    };
-    match (wants_one, positional.len()) {
-        (true, 1) => {}
-        (true, _) => return Err(format!("{name} needs exactly one argument: {what}")),
-        (false, 0) => {}
-        (false, _) => {
-            return Err(format!("{name}: unexpected argument {:?}", positional[0]));
-        }
-    }
-    let one = positional.pop().unwrap_or_default();
-    let command = match name {
-        "tools" => Command::Tools,
-        "approvals" => Command::Approvals,
-        "approve" => Command::Resolve {
-            id: one,
-            resolution: if always {
-                Resolution::AllowAlways
-            } else {
-                Resolution::AllowOnce
-            },
-        },
-        "deny" => Command::Resolve {
-            id: one,
-            resolution: Resolution::Deny,
-        },
-        "audit" => Command::Audit { tool, limit },
-        _ => Command::SetEnabled {
-            tool: one,
-            enabled: name == "enable",
-        },
-    };
-    Ok(Invocation { command, json })
-}
-
-/// Runs `args` if it is an operator command: opens the database named by the environment, runs
-/// the command, prints its report and returns its exit code. `None` when `args` is not one.
-pub fn dispatch(bin: &str, args: &[String]) -> Option<ExitCode> {
-    let invocation = match parse(args)? {
-        Ok(invocation) => invocation,
-        Err(message) => {
-            eprintln!("{bin}: {message}; run `{bin} --help` for usage");
-            return Some(ExitCode::from(2));
-        }
-    };
-    let db = match default_db_path().and_then(|path| Db::open(&path)) {
-        Ok(db) => db,
-        Err(e) => {
-            eprintln!("{bin}: {e}");
-            return Some(ExitCode::FAILURE);
-        }
-    };
-    let report = run(&db, &AvailabilityContext::process(), &invocation);
-    print!("{}", report.out);
-    eprint!("{}", report.err);
-    Some(ExitCode::from(report.code))
-}
-
-/// Runs one command against `db`, with availability judged in `env`.
-pub fn run(db: &Db, env: &AvailabilityContext, invocation: &Invocation) -> Report {
-    let json = invocation.json;
-    let outcome = match &invocation.command {
-        Command::Tools => tools(db, env, json),
-        Command::Approvals => pending(db, json),
-        Command::Resolve { id, resolution } => resolve(db, id, *resolution, json),
-        Command::Audit { tool, limit } => audit_log(db, tool.as_deref(), *limit, json),
-        Command::SetEnabled { tool, enabled } => set_enabled(db, tool, *enabled, json),
-    };
-    outcome.unwrap_or_else(|e| failure(json, &format!("database error: {e}")))
-}
-
-/// A command that did not do what was asked: `{"error":…}` on stdout for `--json`, the message on
-/// stderr otherwise; exit 1.
-fn failure(json: bool, message: &str) -> Report {
-    let message = crate::scrub::scrub_secrets(message);
-    if json {
-        Report {
-            out: line(&json!({ "error": message })),
-            err: String::new(),
-            code: 1,
-        }
-    } else {
-        Report {
-            out: String::new(),
-            err: format!("{message}\n"),
-            code: 1,
-        }
-    }
-}
-
-fn line(value: &impl Serialize) -> String {
-    format!(
-        "{}\n",
-        serde_json::to_string_pretty(value).unwrap_or_default()
-    )
-}
-
-/// One entry of `GET /api/tools`.
-#[derive(Serialize)]
-struct ToolEntry {
-    name: &'static str,
-    description: &'static str,
-    owner: &'static str,
-    risk: &'static str,
-    available: bool,
-    diagnostics: Vec<String>,
-}
-
-fn tools(db: &Db, env: &AvailabilityContext, json: bool) -> rusqlite::Result<Report> {
-    let entries: Vec<ToolEntry> = Builtin::ALL
+/// Every builtin with its risk, its availability judged in `env`, and its switch.
+pub fn tools(db: &Db, env: &AvailabilityContext) -> rusqlite::Result<Vec<ToolStatus>> {
+    let conn = db.conn();
+    Builtin::ALL
         .iter()
         .map(|tool| {
             let availability = env.evaluate(tool.requirement().as_ref());
-            ToolEntry {
+            Ok(ToolStatus {
                 name: tool.name(),
                 description: tool.description(),
                 owner: tool.owner(),
                 risk: tool.risk().as_str(),
                 available: availability.visible,
                 diagnostics: availability.diagnostics,
-            }
+                enabled: registry::is_enabled(&conn, tool.name())?,
+            })
         })
-        .collect();
-    if json {
-        return Ok(Report::ok(line(&json!({ "ok": true, "tools": entries }))));
-    }
-    let conn = db.conn();
-    let mut rows = Vec::new();
-    for entry in &entries {
-        let enabled = registry::is_enabled(&conn, entry.name)?;
-        rows.push(vec![
-            entry.name.to_owned(),
-            entry.risk.to_owned(),
-            entry.owner.to_owned(),
-            yes_no(entry.available).to_owned(),
-            yes_no(enabled).to_owned(),
-            entry.diagnostics.join(", "),
-        ]);
-    }
-    Ok(Report::ok(table(
-        &[
-            "TOOL",
-            "RISK",
-            "OWNER",
-            "AVAILABLE",
-            "ENABLED",
-            "DIAGNOSTICS",
-        ],
-        &rows,
-    )))
-}
-
-fn yes_no(flag: bool) -> &'static str {
-    if flag { "yes" } else { "no" }
+        .collect()
 }
 
 /// A row as shown: its summary masked again.
@@ -328,220 +65,69 @@ fn shown_approval(mut row: ApprovalRow) -> ApprovalRow {
     row
 }
 
-fn pending(db: &Db, json: bool) -> rusqlite::Result<Report> {
-    let rows: Vec<ApprovalRow> = {
+/// The open approval queue, newest first, after expiring the requests nobody waits for.
+pub fn pending_approvals(db: &Db) -> rusqlite::Result<Vec<ApprovalRow>> {
+    let rows = {
         let conn = db.conn();
         approvals::expire_stale(&conn)?;
         approvals::list_pending(&conn)?
     };
-    let rows: Vec<ApprovalRow> = rows.into_iter().map(shown_approval).collect();
-    if json {
-        return Ok(Report::ok(line(&json!({ "ok": true, "approvals": rows }))));
-    }
-    if rows.is_empty() {
-        return Ok(Report::ok("no pending approvals\n".to_owned()));
-    }
-    let cells: Vec<Vec<String>> = rows
-        .iter()
-        .map(|r| {
-            vec![
-                r.id.clone(),
-                r.tool_name.clone(),
-                r.agent_id.clone().unwrap_or_else(|| "-".into()),
-                utc(r.created_at),
-                utc(r.expires_at),
-                r.args_summary.clone().unwrap_or_default(),
-            ]
-        })
-        .collect();
-    Ok(Report::ok(table(
-        &["ID", "TOOL", "AGENT", "REQUESTED", "EXPIRES", "ARGS"],
-        &cells,
-    )))
+    Ok(rows.into_iter().map(shown_approval).collect())
 }
 
-fn resolve(db: &Db, id: &str, resolution: Resolution, json: bool) -> rusqlite::Result<Report> {
-    let resolved = approvals::resolve(&db.conn(), id, resolution)?;
-    let (row, code, text) = match resolved {
-        Resolved::NotFound => {
-            let message = if json {
-                "approval not found".to_owned()
-            } else {
-                format!("no approval with id {id:?}; `approvals` lists the pending ones")
-            };
-            return Ok(failure(json, &message));
-        }
-        Resolved::Recorded(row) => {
-            let text = recorded_text(&row, resolution);
-            (row, 0, text)
-        }
-        Resolved::AlreadyResolved(row) => {
-            let code = u8::from(row.status() != resolution.status());
-            let text = format!(
-                "approval {} ({}) was already resolved as {}; nothing changed",
-                row.id, row.tool_name, row.status
-            );
-            (row, code, text)
-        }
-        Resolved::Expired(row) => {
-            let text = format!(
-                "approval {} ({}) expired at {} before it was resolved; it is now marked expired and nothing was approved",
-                row.id,
-                row.tool_name,
-                utc(row.expires_at)
-            );
-            (row, 1, text)
-        }
-    };
-    let out = if json {
-        line(&json!({ "ok": true, "approval": shown_approval(row) }))
-    } else {
-        format!("{text}\n")
-    };
-    Ok(Report {
-        out,
-        err: String::new(),
-        code,
+/// Records a person's decision on approval `id` (see [`approvals::resolve`]); the row in the
+/// answer is masked.
+pub fn resolve(db: &Db, id: &str, resolution: Resolution) -> rusqlite::Result<Resolved> {
+    Ok(match approvals::resolve(&db.conn(), id, resolution)? {
+        Resolved::NotFound => Resolved::NotFound,
+        Resolved::Recorded(row) => Resolved::Recorded(shown_approval(row)),
+        Resolved::AlreadyResolved(row) => Resolved::AlreadyResolved(shown_approval(row)),
+        Resolved::Expired(row) => Resolved::Expired(shown_approval(row)),
     })
 }
 
-fn recorded_text(row: &ApprovalRow, resolution: Resolution) -> String {
-    let head = format!("{} ({})", row.id, row.tool_name);
-    match (resolution, row.agent_id.as_deref()) {
-        (Resolution::Deny, _) => format!("denied {head}"),
-        (Resolution::AllowOnce, _) => format!("approved {head} once"),
-        (Resolution::AllowAlways, Some(agent)) => format!(
-            "approved {head} always: agent {agent} will not be asked again for {}",
-            row.tool_name
-        ),
-        (Resolution::AllowAlways, None) => format!(
-            "approved {head}; the call names no agent, so the grant cannot be remembered and counts once"
-        ),
-    }
-}
-
-fn audit_log(db: &Db, tool: Option<&str>, limit: u32, json: bool) -> rusqlite::Result<Report> {
-    let rows: Vec<AuditRow> = audit::list(&db.conn(), tool.filter(|t| !t.is_empty()), limit)?
+/// Up to `limit` audit rows, newest first, of one tool (a blank name means every tool), masked.
+pub fn audit_log(db: &Db, tool: Option<&str>, limit: u32) -> rusqlite::Result<Vec<AuditRow>> {
+    let tool = tool.filter(|t| !t.is_empty());
+    let rows = audit::list(&db.conn(), tool, limit)?;
+    Ok(rows
         .into_iter()
         .map(|mut row| {
             row.args_summary = row.args_summary.as_deref().map(for_display);
             row.result_summary = row.result_summary.as_deref().map(for_display);
             row
         })
-        .collect();
-    if json {
-        return Ok(Report::ok(line(&json!({ "ok": true, "audit": rows }))));
-    }
-    if rows.is_empty() {
-        return Ok(Report::ok("no audit rows\n".to_owned()));
-    }
-    let cells: Vec<Vec<String>> = rows
-        .iter()
-        .map(|r| {
-            vec![
-                utc(r.created_at),
-                r.tool_name.clone(),
-                r.agent_id.clone().unwrap_or_else(|| "-".into()),
-                r.phase.clone(),
-                r.decision.clone().unwrap_or_else(|| "-".into()),
-                yes_no(r.is_error != 0).to_owned(),
-                r.args_summary
-                    .clone()
-                    .or_else(|| r.result_summary.clone())
-                    .unwrap_or_default(),
-            ]
-        })
-        .collect();
-    Ok(Report::ok(table(
-        &[
-            "TIME", "TOOL", "AGENT", "PHASE", "DECISION", "ERROR", "SUMMARY",
-        ],
-        &cells,
-    )))
+        .collect())
 }
 
-fn set_enabled(db: &Db, tool: &str, enabled: bool, json: bool) -> rusqlite::Result<Report> {
+/// Why a tool could not be switched.
+#[derive(Debug, thiserror::Error)]
+pub enum SwitchError {
+    /// No builtin has that name.
+    #[error("no tool named {name:?} (the tools are {known})")]
+    UnknownTool {
+        /// The name asked for.
+        name: String,
+        /// The builtin names, comma-separated.
+        known: String,
+    },
+    /// The registry could not be written.
+    #[error("database error: {0}")]
+    Db(#[from] rusqlite::Error),
+}
+
+/// Switches calls to the builtin `tool` on or off (recording the builtins first, so the switch
+/// holds on a file no server has opened yet).
+pub fn set_enabled(db: &Db, tool: &str, enabled: bool) -> Result<(), SwitchError> {
     if Builtin::from_name(tool).is_none() {
-        let names: Vec<&str> = Builtin::ALL.iter().map(|b| b.name()).collect();
-        return Ok(failure(
-            json,
-            &format!(
-                "no tool named {tool:?} (the tools are {})",
-                names.join(", ")
-            ),
-        ));
+        let known: Vec<&str> = Builtin::ALL.iter().map(|b| b.name()).collect();
+        return Err(SwitchError::UnknownTool {
+            name: tool.to_owned(),
+            known: known.join(", "),
+        });
     }
     let conn = db.conn();
     registry::seed_builtins(&conn)?;
     registry::set_enabled(&conn, tool, enabled)?;
-    if json {
-        return Ok(Report::ok(line(
-            &json!({ "ok": true, "tool": tool, "enabled": enabled }),
-        )));
-    }
-    let state = if enabled { "enabled" } else { "disabled" };
-    Ok(Report::ok(format!("{tool} is {state}\n")))
+    Ok(())
 }
-
-/// The widest a table cell is shown, in characters.
-const MAX_CELL: usize = 72;
-
-/// Left-aligned columns two spaces apart, long cells cut with `…`.
-fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
-    let cut = |cell: &str| -> String {
-        let flat = cell.replace(['\n', '\t'], " ");
-        if flat.chars().count() > MAX_CELL {
-            let kept: String = flat.chars().take(MAX_CELL - 1).collect();
-            format!("{kept}\u{2026}")
-        } else {
-            flat
-        }
-    };
-    let mut lines: Vec<Vec<String>> = vec![headers.iter().map(|h| (*h).to_owned()).collect()];
-    lines.extend(rows.iter().map(|r| r.iter().map(|c| cut(c)).collect()));
-    let widths: Vec<usize> = (0..headers.len())
-        .map(|col| {
-            lines
-                .iter()
-                .map(|l| l.get(col).map_or(0, |c| c.chars().count()))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
-    for cells in &lines {
-        let rendered: Vec<String> = cells
-            .iter()
-            .zip(&widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        out.push_str(rendered.join("  ").trim_end());
-        out.push('\n');
-    }
-    out
-}
-
-/// Milliseconds since the epoch as `YYYY-MM-DD HH:MM:SSZ` (UTC).
-fn utc(ms: i64) -> String {
-    let secs = ms.div_euclid(1000);
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Civil-from-days (proleptic Gregorian), after Howard Hinnant's date algorithms.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
-#[cfg(test)]
-mod tests;

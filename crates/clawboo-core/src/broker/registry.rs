@@ -9,11 +9,11 @@
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::builtins::Builtin;
-use crate::db::now_ms;
+use crate::db::Conn;
 
 /// Records every builtin's metadata (a tool seen for the first time starts enabled).
-pub fn seed_builtins(conn: &Connection) -> rusqlite::Result<()> {
-    let now = now_ms();
+pub fn seed_builtins(conn: &Conn<'_>) -> rusqlite::Result<()> {
+    let now = conn.now_ms();
     let mut stmt = conn.prepare_cached(
         "INSERT INTO tool_registry (name, description, input_schema, availability, owner,
              provenance_signer_id, provenance_signature, provenance_signed_at, enabled, created_at,
@@ -46,17 +46,17 @@ pub fn is_enabled(conn: &Connection, name: &str) -> rusqlite::Result<bool> {
         .query_row(
             "SELECT enabled FROM tool_registry WHERE name = ?1",
             [name],
-            |r| r.get(0),
+            |r| r.get("enabled"),
         )
         .optional()?;
     Ok(enabled != Some(0))
 }
 
 /// Switches `name` on or off; false when it has no row (nothing changed).
-pub fn set_enabled(conn: &Connection, name: &str, enabled: bool) -> rusqlite::Result<bool> {
+pub fn set_enabled(conn: &Conn<'_>, name: &str, enabled: bool) -> rusqlite::Result<bool> {
     let changed = conn.execute(
         "UPDATE tool_registry SET enabled = ?2, updated_at = ?3 WHERE name = ?1",
-        params![name, i64::from(enabled), now_ms()],
+        params![name, i64::from(enabled), conn.now_ms()],
     )?;
     Ok(changed > 0)
 }
@@ -90,7 +90,7 @@ mod tests {
             .query_row(
                 "SELECT availability FROM tool_registry WHERE name = 'web_search'",
                 [],
-                |r| r.get(0),
+                |r| r.get("availability"),
             )
             .unwrap();
         assert_eq!(

@@ -1,8 +1,7 @@
 //! Reading a session's binding from its initialize URL, and checking its signature.
 //!
-//! Owns: the URL parameter names of seed 003 (`scopeTeamId`, `scopeAgentId`, `scopeTenantId` for
-//! memory; `scopeTeamId` for tasks; `roomTeamId` + `postAuthorAgentId` for teamchat, both or
-//! neither), the "blank means unset" rule for them, and the signing policy.
+//! Owns: the signing policy. The parameter names, the blank rule and which server reads which
+//! parameter are [`crate::binding`]'s; the signature covers exactly the parameters the server reads.
 //!
 //! Decision: signatures are **required** by default. The reference served a bad signature
 //! unbound; here a URL that names a binding must carry `sig=` signed with the install's key (what
@@ -13,9 +12,8 @@
 //!
 //! Must never: bind from anything but the URL of the initialize request.
 
+use crate::binding::{Binding, ServerKind};
 use crate::mcp::http::Refusal;
-use crate::servers::memory::BoundScope;
-use crate::servers::teamchat::BoundIdentity;
 use crate::signature::{BindingKey, SIG_PARAM, Signed};
 
 use super::rest::query_value;
@@ -30,7 +28,7 @@ pub enum SigningMode {
 }
 
 impl SigningMode {
-    /// How `--help` and the start-up line name it.
+    /// How the start-up line names it.
     pub fn as_str(self) -> &'static str {
         match self {
             SigningMode::Required => "signed",
@@ -46,80 +44,34 @@ pub struct Verifier {
     mode: SigningMode,
 }
 
-fn value(query: Option<&str>, name: &str) -> Option<String> {
-    query_value(query, name)
-        .map(|v| v.trim().to_owned())
-        .filter(|v| !v.is_empty())
-}
-
 impl Verifier {
     /// A verifier with the install's key.
     pub fn new(key: BindingKey, mode: SigningMode) -> Self {
         Self { key, mode }
     }
 
-    fn check(&self, query: Option<&str>, binding: Signed<'_>, params: &str) -> Result<(), Refusal> {
-        match value(query, SIG_PARAM) {
-            Some(sig) if self.key.verify(binding, &sig) => Ok(()),
+    /// The binding of a `server` session opened at a URL with `query`: unbound when the URL names
+    /// none of the server's parameters, else the named binding if its signature holds.
+    pub fn binding(&self, server: ServerKind, query: Option<&str>) -> Result<Binding, Refusal> {
+        let binding = Binding::from_query(server, query.unwrap_or_default());
+        if binding.is_unbound() {
+            return Ok(binding);
+        }
+        let params: Vec<&str> = binding.query_pairs().iter().map(|(k, _)| *k).collect();
+        let params = params.join("/");
+        let sig = query_value(query, SIG_PARAM)
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty());
+        match sig {
+            Some(sig) if self.key.verify(Signed::of(&binding), &sig) => Ok(binding),
             Some(_) => Err(Refusal::forbidden(format!(
                 "binding refused: the signature (sig) does not match {params}; print a fresh URL with `attach --transport http`"
             ))),
-            None if self.mode == SigningMode::Optional => Ok(()),
+            None if self.mode == SigningMode::Optional => Ok(binding),
             None => Err(Refusal::forbidden(format!(
                 "binding refused: {params} carry no signature (sig) and this host requires signed bindings; print the URL with `attach --transport http`"
             ))),
         }
-    }
-
-    /// The tasks binding: the team (`scopeTeamId`), signed with the agent (`scopeAgentId`).
-    pub fn tasks(&self, query: Option<&str>) -> Result<Option<String>, Refusal> {
-        let (team, agent) = (value(query, "scopeTeamId"), value(query, "scopeAgentId"));
-        if team.is_none() && agent.is_none() {
-            return Ok(None);
-        }
-        let binding = Signed {
-            team: team.as_deref().unwrap_or_default(),
-            agent: agent.as_deref().unwrap_or_default(),
-            tenant: "",
-        };
-        self.check(query, binding, "scopeTeamId/scopeAgentId")?;
-        Ok(team)
-    }
-
-    /// The memory binding: `scopeTeamId`, `scopeAgentId`, `scopeTenantId`.
-    pub fn memory(&self, query: Option<&str>) -> Result<Option<BoundScope>, Refusal> {
-        let team = value(query, "scopeTeamId");
-        let agent = value(query, "scopeAgentId");
-        let tenant = value(query, "scopeTenantId");
-        let Some(bound) =
-            BoundScope::from_values(team.as_deref(), agent.as_deref(), tenant.as_deref())
-        else {
-            return Ok(None);
-        };
-        let binding = Signed {
-            team: team.as_deref().unwrap_or_default(),
-            agent: agent.as_deref().unwrap_or_default(),
-            tenant: tenant.as_deref().unwrap_or_default(),
-        };
-        self.check(query, binding, "scopeTeamId/scopeAgentId/scopeTenantId")?;
-        Ok(Some(bound))
-    }
-
-    /// The teamchat binding: `roomTeamId` and `postAuthorAgentId`, both or the session is unbound.
-    pub fn teamchat(&self, query: Option<&str>) -> Result<Option<BoundIdentity>, Refusal> {
-        let (Some(team), Some(agent)) = (
-            value(query, "roomTeamId"),
-            value(query, "postAuthorAgentId"),
-        ) else {
-            return Ok(None);
-        };
-        let binding = Signed {
-            team: &team,
-            agent: &agent,
-            tenant: "",
-        };
-        self.check(query, binding, "roomTeamId/postAuthorAgentId")?;
-        Ok(Some(BoundIdentity::for_team(agent, team)))
     }
 }
 
@@ -137,48 +89,66 @@ mod tests {
     fn signed_bindings_bind_and_edited_ones_are_refused() {
         let v = verifier(SigningMode::Required);
         let q = format!("roomTeamId=tm1&postAuthorAgentId=boo-1&sig={SIG}");
-        let bound = v.teamchat(Some(&q)).unwrap().unwrap();
-        assert_eq!(bound, BoundIdentity::for_team("boo-1", "tm1"));
+        let bound = v.binding(ServerKind::Teamchat, Some(&q)).unwrap();
+        assert_eq!(bound.teamchat().unwrap().agent_id, "boo-1");
         let edited = format!("roomTeamId=tm2&postAuthorAgentId=boo-1&sig={SIG}");
-        let refusal = v.teamchat(Some(&edited)).unwrap_err();
+        let refusal = v.binding(ServerKind::Teamchat, Some(&edited)).unwrap_err();
         assert_eq!(refusal.status, http::StatusCode::FORBIDDEN);
         assert!(
-            refusal.message.contains("does not match"),
+            refusal
+                .message
+                .contains("does not match roomTeamId/postAuthorAgentId"),
             "{}",
             refusal.message
         );
         let q = format!("scopeTeamId=tm1&scopeAgentId=boo-1&sig={SIG}");
-        assert_eq!(v.tasks(Some(&q)).unwrap().as_deref(), Some("tm1"));
-        assert!(v.memory(Some(&q)).unwrap().is_some());
+        assert_eq!(
+            v.binding(ServerKind::Memory, Some(&q))
+                .unwrap()
+                .memory()
+                .unwrap()
+                .team_id
+                .as_deref(),
+            Some("tm1")
+        );
     }
 
     #[test]
     fn unsigned_bindings_need_the_optional_mode_and_unbound_urls_pass() {
         let q = "scopeTeamId=tm1&scopeAgentId=boo-1";
-        let refusal = verifier(SigningMode::Required).memory(Some(q)).unwrap_err();
+        let refusal = verifier(SigningMode::Required)
+            .binding(ServerKind::Memory, Some(q))
+            .unwrap_err();
         assert!(
             refusal.message.contains("no signature"),
             "{}",
             refusal.message
         );
         let bound = verifier(SigningMode::Optional)
-            .memory(Some(q))
-            .unwrap()
+            .binding(ServerKind::Memory, Some(q))
             .unwrap();
-        assert_eq!(bound.team_id.as_deref(), Some("tm1"));
+        assert_eq!(bound.memory().unwrap().agent_id.as_deref(), Some("boo-1"));
         let wrong = format!("{q}&sig=00");
         assert!(
             verifier(SigningMode::Optional)
-                .memory(Some(&wrong))
+                .binding(ServerKind::Memory, Some(&wrong))
                 .is_err()
         );
         for v in [
             verifier(SigningMode::Required),
             verifier(SigningMode::Optional),
         ] {
-            assert_eq!(v.memory(None).unwrap(), None);
-            assert_eq!(v.tasks(Some("scopeTeamId=++")).unwrap(), None);
-            assert_eq!(v.teamchat(Some("roomTeamId=tm1")).unwrap(), None);
+            assert!(v.binding(ServerKind::Memory, None).unwrap().is_unbound());
+            assert!(
+                v.binding(ServerKind::Tasks, Some("scopeTeamId=++"))
+                    .unwrap()
+                    .is_unbound()
+            );
+            assert!(
+                v.binding(ServerKind::Teamchat, Some("roomTeamId=tm1"))
+                    .unwrap()
+                    .is_unbound()
+            );
         }
     }
 }

@@ -33,9 +33,9 @@ use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 use serde_json::json;
 
-use crate::attach::ServerKind;
+use crate::binding::ServerKind;
 use crate::broker::availability::AvailabilityContext;
-use crate::db::Db;
+use crate::db::{Clock, Db};
 use crate::log;
 use crate::mcp::http::{HttpOptions, HttpResponse, McpEndpoint, Refusal, json_response};
 use crate::memory::{EmbedConfig, Embedder, Memory};
@@ -278,7 +278,9 @@ fn bracketed(host: &str) -> String {
 }
 
 fn open_db(path: &std::path::Path) -> Result<Db, Refusal> {
-    Db::open(path).map_err(|e| Refusal::internal(format!("cannot open the database: {e}")))
+    Db::open(path)
+        .map(|db| db.with_clock(Clock::from_env()))
+        .map_err(|e| Refusal::internal(format!("cannot open the database: {e}")))
 }
 
 /// The endpoint of one server: a fresh connection and server per session.
@@ -293,8 +295,8 @@ fn endpoint(
     match kind {
         ServerKind::Tasks => McpEndpoint::new(
             move |parts| {
-                let bound = verifier.tasks(parts.uri.query())?;
-                Ok(tasks::build(open_db(&path)?, bound))
+                let binding = verifier.binding(kind, parts.uri.query())?;
+                Ok(tasks::build(open_db(&path)?, binding.tasks()))
             },
             options,
         ),
@@ -302,26 +304,30 @@ fn endpoint(
             let embedder = Arc::new(Embedder::resolve_in_background(EmbedConfig::from_env()));
             McpEndpoint::new(
                 move |parts| {
-                    let bound = verifier.memory(parts.uri.query())?;
+                    let binding = verifier.binding(kind, parts.uri.query())?;
                     let own = Embedder::with(embedder.provider().cloned());
-                    Ok(memory::build(Memory::new(open_db(&path)?, own), bound))
+                    Ok(memory::build(
+                        Memory::new(open_db(&path)?, own),
+                        binding.memory(),
+                    ))
                 },
                 options,
             )
         }
         ServerKind::Tools => McpEndpoint::new(
-            move |_parts| {
+            move |parts| {
+                let caller = verifier.binding(kind, parts.uri.query())?.tools();
                 let mut config = tools::ToolsConfig::from_env();
-                config.caller.agent_id = None;
-                config.caller.tenant_id = None;
+                config.caller.agent_id = caller.agent_id;
+                config.caller.tenant_id = caller.tenant_id;
                 Ok(tools::build(open_db(&path)?, config))
             },
             options,
         ),
         ServerKind::Teamchat => McpEndpoint::new(
             move |parts| {
-                let bound = verifier.teamchat(parts.uri.query())?;
-                Ok(teamchat::build(open_db(&path)?, bound))
+                let binding = verifier.binding(kind, parts.uri.query())?;
+                Ok(teamchat::build(open_db(&path)?, binding.teamchat()))
             },
             options,
         ),

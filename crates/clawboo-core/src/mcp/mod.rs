@@ -34,8 +34,8 @@ use serde_json::{Map, Value};
 
 pub use schema::input_schema_for;
 
-/// The version every server advertises.
-pub const SERVER_VERSION: &str = "0.1.0";
+/// The version every server advertises and every bin reports: the workspace's package version.
+pub const SERVER_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// A successful tool result: one or more text blocks.
 #[derive(Debug, Clone, PartialEq)]

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::cli::env_value;
+use crate::binding::env_value;
 use crate::http::{self, HttpError};
 
 /// How long the start-up probe of Ollama may take (the reference's figure).

@@ -12,7 +12,8 @@
 //!   and written inside one `BEGIN IMMEDIATE`, so concurrent savers in several processes never
 //!   produce the same version (the reference reads and writes without a transaction);
 //! - a reader with a scope never sees another team's facts or another agent's private facts
-//!   ([`ReadScope`]); a blank scope string means unset, here and in stored rows.
+//!   ([`ReadScope`]); a blank scope string is unset when a row is written and in stored rows, and
+//!   on a read it narrows (a blank team reads global entries only), as the reference documents.
 //!
 //! Two full-text indexes are kept by triggers, so any writer (ours, the reference, `sqlite3`) stays
 //! searchable: the reference's `memory_facts_fts` (default tokenizer), which we maintain but never
@@ -36,7 +37,7 @@ pub use inject::{AUTO_MEMORY_MAX_CHARS, AUTO_MEMORY_TOP_K, render_auto_memory};
 pub use query::fts_query;
 pub use search::{MatchedVia, SearchHit, SearchMode, SearchOutcome};
 
-use crate::db::{Db, SchemaPart, immediate, new_id, now_ms};
+use crate::db::{Conn, Db, SchemaPart, immediate, new_id};
 use crate::scrub::{is_entirely_redacted, scrub_secrets};
 
 /// The memory store's schema.
@@ -140,19 +141,22 @@ macro_rules! scope_filter {
     };
 }
 
-/// The columns of a [`Fact`], in [`fact_from_row`] order, from a table aliased `m`.
+/// The columns of a [`Fact`], named as [`fact_from_row`] reads them, from a table aliased `m`.
 macro_rules! fact_columns {
     () => {
-        "m.id, m.title, m.content, m.tags, m.scope_agent_id, m.scope_team_id, m.tenant_id, \
-         m.created_at, m.updated_at"
+        "m.id AS id, m.title AS title, m.content AS content, m.tags AS tags, \
+         m.scope_agent_id AS scope_agent_id, m.scope_team_id AS scope_team_id, \
+         m.tenant_id AS tenant_id, m.created_at AS created_at, m.updated_at AS updated_at"
     };
 }
 
-/// The columns of a [`Procedure`], in [`procedure_from_row`] order, from a table aliased `m`.
+/// The columns of a [`Procedure`], named as [`procedure_from_row`] reads them, from a table
+/// aliased `m`.
 macro_rules! procedure_columns {
     () => {
-        "m.id, m.name, m.version, m.content, m.scope_agent_id, m.scope_team_id, m.tenant_id, \
-         m.created_at"
+        "m.id AS id, m.name AS name, m.version AS version, m.content AS content, \
+         m.scope_agent_id AS scope_agent_id, m.scope_team_id AS scope_team_id, \
+         m.tenant_id AS tenant_id, m.created_at AS created_at"
     };
 }
 
@@ -280,10 +284,11 @@ impl WriteScope {
 /// Which teams' entries a reader sees.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum TeamView {
-    /// Every team's and the global ones (an unscoped reader).
+    /// Every team's and the global ones (a reader that names no team).
     #[default]
     Any,
-    /// Only global entries (a bound reader without a team: never another team's).
+    /// Only global entries (a reader that names the blank team, or a bound reader without a team:
+    /// never another team's).
     GlobalOnly,
     /// That team's and the global ones.
     Team(String),
@@ -295,18 +300,30 @@ pub enum TeamView {
 pub struct ReadScope {
     /// The team filter.
     pub team: TeamView,
-    /// `Some(a)`: entries private to `a` or to no agent; `None`: any agent's.
+    /// `Some(a)`: entries private to `a` or to no agent (`Some("")`: only entries private to no
+    /// agent); `None`: any agent's.
     pub agent: Option<String>,
     /// `Some(t)`: exactly that tenant's entries; `None`: any.
     pub tenant: Option<String>,
 }
 
 impl ReadScope {
-    /// A reader's scope from optional strings, blank meaning unset.
+    /// A reader's scope from the values a reader names, by the reference's documented contract
+    /// (memory.md §2.1–2.2): a field is *provided* when it is present, and a provided blank
+    /// narrows, it never widens. So a team of `None` sees every team, a blank team (`""`, or only
+    /// whitespace) sees global entries only, and a team `T` sees T's and global ones; an agent of
+    /// `None` sees every agent's private entries, a blank agent none of them, an agent `A` only
+    /// A's. Values are trimmed. The tenant never comes from a model's arguments: a blank tenant is
+    /// unset.
     pub fn new(team_id: Option<&str>, agent_id: Option<&str>, tenant_id: Option<&str>) -> Self {
+        let team = match team_id.map(str::trim) {
+            None => TeamView::Any,
+            Some("") => TeamView::GlobalOnly,
+            Some(team) => TeamView::Team(team.to_owned()),
+        };
         Self {
-            team: non_blank(team_id).map_or(TeamView::Any, TeamView::Team),
-            agent: non_blank(agent_id),
+            team,
+            agent: agent_id.map(|a| a.trim().to_owned()),
             tenant: non_blank(tenant_id),
         }
     }
@@ -382,7 +399,7 @@ impl Memory {
                 }
             }
         });
-        let now = now_ms();
+        let now = self.db.now_ms();
         let fact = Fact {
             id: new_id(),
             title,
@@ -411,10 +428,10 @@ impl Memory {
         let conn = self.db.conn();
         let procedure = immediate(&conn, |tx| {
             let previous: i64 = tx.query_row(
-                "SELECT COALESCE(MAX(version), 0) FROM memory_procedures
+                "SELECT COALESCE(MAX(version), 0) AS previous FROM memory_procedures
                  WHERE name = ?1 AND scope_team_id IS ?2 AND scope_agent_id IS ?3",
                 params![name, scope.team_id, scope.agent_id],
-                |r| r.get(0),
+                |r| r.get("previous"),
             )?;
             let procedure = Procedure {
                 id: new_id(),
@@ -424,7 +441,7 @@ impl Memory {
                 scope_agent_id: scope.agent_id.clone(),
                 scope_team_id: scope.team_id.clone(),
                 tenant_id: scope.tenant_id.clone(),
-                created_at: now_ms(),
+                created_at: tx.now_ms(),
             };
             tx.execute(
                 "INSERT INTO memory_procedures
@@ -563,12 +580,12 @@ fn insert_fact(
 /// Stores many global facts (title, content) in one transaction, scrubbed and without vectors:
 /// for seeding a store before a run or a benchmark. Returns how many were stored.
 pub fn seed_facts<'a>(
-    conn: &Connection,
+    conn: &Conn<'_>,
     facts: impl IntoIterator<Item = (&'a str, &'a str)>,
 ) -> Result<usize, MemoryError> {
     immediate(conn, |tx| {
         let mut count = 0;
-        let now = now_ms();
+        let now = tx.now_ms();
         for (title, content) in facts {
             let fact = Fact {
                 id: new_id(),
@@ -590,31 +607,31 @@ pub fn seed_facts<'a>(
 
 /// Reads a [`Fact`] from a row selected with [`fact_columns!`].
 fn fact_from_row(row: &Row<'_>) -> rusqlite::Result<Fact> {
-    let tags: String = row.get(3)?;
+    let tags: String = row.get("tags")?;
     Ok(Fact {
-        id: row.get(0)?,
-        title: row.get(1)?,
-        content: row.get(2)?,
+        id: row.get("id")?,
+        title: row.get("title")?,
+        content: row.get("content")?,
         tags: parse_tags(&tags),
-        scope_agent_id: row.get(4)?,
-        scope_team_id: row.get(5)?,
-        tenant_id: row.get(6)?,
-        created_at: row.get(7)?,
-        updated_at: row.get(8)?,
+        scope_agent_id: row.get("scope_agent_id")?,
+        scope_team_id: row.get("scope_team_id")?,
+        tenant_id: row.get("tenant_id")?,
+        created_at: row.get("created_at")?,
+        updated_at: row.get("updated_at")?,
     })
 }
 
 /// Reads a [`Procedure`] from a row selected with [`procedure_columns!`].
 fn procedure_from_row(row: &Row<'_>) -> rusqlite::Result<Procedure> {
     Ok(Procedure {
-        id: row.get(0)?,
-        name: row.get(1)?,
-        version: row.get(2)?,
-        content: row.get(3)?,
-        scope_agent_id: row.get(4)?,
-        scope_team_id: row.get(5)?,
-        tenant_id: row.get(6)?,
-        created_at: row.get(7)?,
+        id: row.get("id")?,
+        name: row.get("name")?,
+        version: row.get("version")?,
+        content: row.get("content")?,
+        scope_agent_id: row.get("scope_agent_id")?,
+        scope_team_id: row.get("scope_team_id")?,
+        tenant_id: row.get("tenant_id")?,
+        created_at: row.get("created_at")?,
     })
 }
 

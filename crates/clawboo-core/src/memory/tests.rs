@@ -223,7 +223,7 @@ fn an_agent_reader_never_sees_another_agents_private_fact() {
 }
 
 #[test]
-fn blank_scope_strings_are_unset() {
+fn blank_scope_strings_are_unset_on_a_write() {
     let m = store();
     let saved = fact(
         &m,
@@ -233,10 +233,6 @@ fn blank_scope_strings_are_unset() {
     );
     assert_eq!((saved.scope_team_id, saved.scope_agent_id), (None, None));
     assert_eq!(
-        ReadScope::new(Some(" "), Some(""), Some("")),
-        ReadScope::default()
-    );
-    assert_eq!(
         titles(
             &m,
             "alpha",
@@ -244,6 +240,84 @@ fn blank_scope_strings_are_unset() {
             &ReadScope::new(Some("team-x"), None, None)
         ),
         ["Blank"]
+    );
+}
+
+#[test]
+fn a_provided_blank_narrows_a_read_and_never_widens_it() {
+    assert_eq!(
+        ReadScope::new(Some(" "), Some(""), Some("")),
+        ReadScope {
+            team: TeamView::GlobalOnly,
+            agent: Some(String::new()),
+            tenant: None,
+        }
+    );
+    assert_eq!(ReadScope::new(None, None, None), ReadScope::default());
+    assert_eq!(
+        ReadScope::new(Some(" team-a "), Some(" a1 "), None),
+        ReadScope {
+            team: TeamView::Team("team-a".into()),
+            agent: Some("a1".into()),
+            tenant: None,
+        }
+    );
+}
+
+#[test]
+fn a_blank_team_reads_global_entries_only_in_every_mode_browse_and_auto_memory() {
+    let m = Memory::new(
+        Db::open_in_memory().unwrap(),
+        Embedder::with(Some(fake_ollama())),
+    );
+    fact(&m, "TeamA", "payment flow alpha", &team("team-a"));
+    fact(&m, "Global", "payment flow alpha", &WriteScope::default());
+    m.save_procedure("payment flow team", "alpha steps", &team("team-b"))
+        .unwrap();
+    let blank = ReadScope::new(Some(""), None, None);
+    for mode in [SearchMode::Fts, SearchMode::Vector, SearchMode::Hybrid] {
+        assert_eq!(
+            titles(&m, "payment flow alpha", Some(mode), &blank),
+            ["Global"],
+            "{mode:?}"
+        );
+    }
+    let browsed: Vec<String> = m
+        .browse(10, &blank)
+        .unwrap()
+        .iter()
+        .map(|e| e.id().to_owned())
+        .collect();
+    assert_eq!(browsed.len(), 1, "{browsed:?}");
+    let block = m.auto_memory("payment flow", "", &blank);
+    assert!(block.contains("Global"), "{block}");
+    assert!(!block.contains("TeamA"), "{block}");
+    let unscoped = titles(
+        &m,
+        "payment flow alpha",
+        None,
+        &ReadScope::new(None, None, None),
+    );
+    assert_eq!(unscoped.len(), 3, "{unscoped:?}");
+}
+
+#[test]
+fn a_blank_agent_reads_no_agents_private_entries() {
+    let m = store();
+    fact(
+        &m,
+        "Mine",
+        "alpha",
+        &WriteScope::new(None, Some("a1"), None),
+    );
+    fact(&m, "Shared", "alpha", &WriteScope::default());
+    assert_eq!(
+        titles(&m, "alpha", None, &ReadScope::new(None, Some(""), None)),
+        ["Shared"]
+    );
+    assert_eq!(
+        titles(&m, "alpha", None, &ReadScope::new(None, None, None)).len(),
+        2
     );
 }
 
@@ -526,20 +600,21 @@ fn seeding_stores_every_fact_searchable() {
     );
 }
 
-/// Whether a row tagged `fact` (team, agent, tenant; `None` unset) is visible to `reader`:
-/// seed 004's rule, written independently of the SQL.
-fn visible(fact: &(Option<&str>, Option<&str>, Option<&str>), reader: &ReadScope) -> bool {
-    let team_ok = match &reader.team {
-        TeamView::Any => true,
-        TeamView::GlobalOnly => fact.0.is_none(),
-        TeamView::Team(t) => fact.0.is_none_or(|f| f == t),
+/// A reader as the values it names (team, agent, tenant; `None` not named).
+type Named<'a> = (Option<&'a str>, Option<&'a str>, Option<&'a str>);
+
+/// Whether a row tagged `fact` (team, agent, tenant; `None` unset) is visible to a reader naming
+/// `reader`: the reference's documented rule (memory.md §2.2, one clause per provided field; a
+/// provided blank matches only unset rows), written independently of the SQL and of [`ReadScope`].
+fn visible(fact: &Named<'_>, reader: &Named<'_>) -> bool {
+    let field_ok = |stored: Option<&str>, named: Option<&str>| {
+        named.is_none_or(|n| stored.is_none() || stored == Some(n.trim()))
     };
-    let agent_ok = reader
-        .agent
-        .as_deref()
-        .is_none_or(|a| fact.1.is_none_or(|f| f == a));
-    let tenant_ok = reader.tenant.as_deref().is_none_or(|t| fact.2 == Some(t));
-    team_ok && agent_ok && tenant_ok
+    let tenant_ok = reader
+        .2
+        .filter(|t| !t.trim().is_empty())
+        .is_none_or(|t| fact.2 == Some(t));
+    field_ok(fact.0, reader.0) && field_ok(fact.1, reader.1) && tenant_ok
 }
 
 #[test]
@@ -574,24 +649,23 @@ fn every_reader_sees_exactly_what_the_scope_rule_allows() {
         }
         tagged.insert(saved.id, tag);
     }
-    let views = [
-        TeamView::Any,
-        TeamView::GlobalOnly,
-        TeamView::Team("team-a".into()),
-        TeamView::Team("team-b".into()),
-        TeamView::Team("team-z".into()),
+    let named_teams = [
+        None,
+        Some(""),
+        Some("  "),
+        Some("team-a"),
+        Some("team-b"),
+        Some("team-z"),
     ];
-    for team in views {
-        for agent in agents {
+    let named_agents = [None, Some(""), Some("agent-1"), Some("agent-2")];
+    for team in named_teams {
+        for agent in named_agents {
             for tenant in tenants {
-                let reader = ReadScope {
-                    team: team.clone(),
-                    agent: agent.map(str::to_owned),
-                    tenant: tenant.map(str::to_owned),
-                };
+                let named = (team, agent, tenant);
+                let reader = ReadScope::new(team, agent, tenant);
                 let expected: std::collections::BTreeSet<&String> = tagged
                     .iter()
-                    .filter(|(_, tag)| visible(tag, &reader))
+                    .filter(|(_, tag)| visible(tag, &named))
                     .map(|(id, _)| id)
                     .collect();
                 let searched = m.search("shared word", None, 100, &reader).unwrap().hits;
@@ -609,7 +683,7 @@ fn every_reader_sees_exactly_what_the_scope_rule_allows() {
                             p.tenant_id.as_deref(),
                         ),
                     };
-                    assert!(visible(&tag, &reader), "{reader:?} got {tag:?}");
+                    assert!(visible(&tag, &named), "{named:?} got {tag:?}");
                 }
                 let browsed_facts: std::collections::BTreeSet<&String> = browsed
                     .iter()
@@ -618,7 +692,7 @@ fn every_reader_sees_exactly_what_the_scope_rule_allows() {
                         Entry::Procedure(_) => None,
                     })
                     .collect();
-                assert_eq!(browsed_facts, expected, "browse for {reader:?}");
+                assert_eq!(browsed_facts, expected, "browse for {named:?}");
             }
         }
     }

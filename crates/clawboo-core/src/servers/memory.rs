@@ -2,17 +2,22 @@
 //! `auto-memory` prompt, over the shared [`crate::memory::Memory`] store.
 //!
 //! Owns: argument types, tool descriptions, scope resolution and the wire texts. Guarantees:
-//! when the connection is bound ([`BoundScope`]), the `scopeTeamId` / `scopeAgentId` arguments are
+//! when the connection is bound ([`MemoryBinding`]), the `scopeTeamId` / `scopeAgentId` arguments are
 //! ignored: a save is tagged with the bound team only (no agent, so every teammate recalls it) and
 //! reads see the bound team's, the bound agent's and global entries, never another team's (a
 //! binding without a team reads global entries only). Unbound, the arguments are the scope, as the
-//! seed says, and a blank one is unset.
+//! seed says: a blank one is unset on a save, and on a read it narrows by the reference's
+//! documented contract (memory.md §2.1–2.2; [`ReadScope::new`]): `scopeTeamId: ""` reads global
+//! entries only, never every team's. The unbound `auto-memory` prompt takes the same two
+//! arguments and, like the reference's injection (`teamId ?? ''`), reads global entries only when
+//! it is given no team.
 //!
 //! Must never: touch SQL (the store does), or let an argument widen a bound scope.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::binding::MemoryBinding;
 use crate::mcp::{DomainError, Prompt, Reply, Server, Tool, ToolResult};
 use crate::memory::{
     Fact, Memory, MemoryError, NewFact, Procedure, ReadScope, SearchMode, TeamView, WriteScope,
@@ -24,63 +29,39 @@ pub const SERVER_NAME: &str = "clawboo-memory";
 /// How many results a search or browse returns when the caller sets no limit.
 const DEFAULT_LIMIT: u32 = 10;
 
-/// The scope a connection is bound to by whoever started it (never by the model).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct BoundScope {
-    /// The team.
-    pub team_id: Option<String>,
-    /// The agent (reads only: saves are team-shared).
-    pub agent_id: Option<String>,
-    /// The tenant.
-    pub tenant_id: Option<String>,
+/// The scope a save gets on a bound connection: the bound team and tenant, no agent (saves are
+/// team-shared, so every teammate recalls them).
+fn bound_write_scope(bound: &MemoryBinding) -> WriteScope {
+    WriteScope {
+        team_id: bound.team_id.clone(),
+        agent_id: None,
+        tenant_id: bound.tenant_id.clone(),
+    }
 }
 
-impl BoundScope {
-    /// A binding from optional values (blank is unset); `None` when none is set (unbound).
-    pub fn from_values(
-        team: Option<&str>,
-        agent: Option<&str>,
-        tenant: Option<&str>,
-    ) -> Option<Self> {
-        let scope = WriteScope::new(team, agent, tenant);
-        let bound = Self {
-            team_id: scope.team_id,
-            agent_id: scope.agent_id,
-            tenant_id: scope.tenant_id,
-        };
-        (bound != Self::default()).then_some(bound)
-    }
-
-    fn write_scope(&self) -> WriteScope {
-        WriteScope {
-            team_id: self.team_id.clone(),
-            agent_id: None,
-            tenant_id: self.tenant_id.clone(),
-        }
-    }
-
-    fn read_scope(&self) -> ReadScope {
-        ReadScope {
-            team: self
-                .team_id
-                .clone()
-                .map_or(TeamView::GlobalOnly, TeamView::Team),
-            agent: self.agent_id.clone(),
-            tenant: self.tenant_id.clone(),
-        }
+/// What a bound connection reads: its team's (global only without a team), its agent's and its
+/// tenant's entries.
+fn bound_read_scope(bound: &MemoryBinding) -> ReadScope {
+    ReadScope {
+        team: bound
+            .team_id
+            .clone()
+            .map_or(TeamView::GlobalOnly, TeamView::Team),
+        agent: bound.agent_id.clone(),
+        tenant: bound.tenant_id.clone(),
     }
 }
 
 /// The state behind the memory tools.
 pub struct MemoryState {
     memory: Memory,
-    bound: Option<BoundScope>,
+    bound: Option<MemoryBinding>,
 }
 
 impl MemoryState {
     fn write_scope(&self, args: &ScopeArgs) -> WriteScope {
         match &self.bound {
-            Some(bound) => bound.write_scope(),
+            Some(bound) => bound_write_scope(bound),
             None => WriteScope::new(
                 args.scope_team_id.as_deref(),
                 args.scope_agent_id.as_deref(),
@@ -91,7 +72,7 @@ impl MemoryState {
 
     fn read_scope(&self, args: &ScopeArgs) -> ReadScope {
         match &self.bound {
-            Some(bound) => bound.read_scope(),
+            Some(bound) => bound_read_scope(bound),
             None => ReadScope::new(
                 args.scope_team_id.as_deref(),
                 args.scope_agent_id.as_deref(),
@@ -117,7 +98,8 @@ impl DomainError for MemoryToolError {}
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct ScopeArgs {
-    /// The team scope (ignored when the connection is bound).
+    /// The team scope (ignored when the connection is bound). On a search or browse, "" means
+    /// global entries only.
     scope_team_id: Option<String>,
     /// The agent scope (ignored when the connection is bound).
     scope_agent_id: Option<String>,
@@ -225,7 +207,7 @@ fn memory_browse(s: &MemoryState, a: BrowseArgs) -> ToolResult {
 
 /// Builds the memory server over `memory`. With `bound`, the scope arguments are ignored (see the
 /// module documentation).
-pub fn build(memory: Memory, bound: Option<BoundScope>) -> Server<MemoryState> {
+pub fn build(memory: Memory, bound: Option<MemoryBinding>) -> Server<MemoryState> {
     Server::builder(SERVER_NAME, MemoryState { memory, bound })
         .tool(Tool::new(
             "memory_save",
@@ -248,11 +230,32 @@ pub fn build(memory: Memory, bound: Option<BoundScope>) -> Server<MemoryState> {
             vec![
                 ("title", "The task's title.", true),
                 ("description", "The task's description.", false),
+                (
+                    "scopeTeamId",
+                    "The task's team (ignored when the connection is bound; unset or blank: global facts only).",
+                    false,
+                ),
+                (
+                    "scopeAgentId",
+                    "The agent that runs the task (ignored when the connection is bound).",
+                    false,
+                ),
             ],
             |s: &MemoryState, args| {
-                let text = |k: &str| args.get(k).and_then(|v| v.as_str()).unwrap_or("");
-                let scope = s.bound.as_ref().map(BoundScope::read_scope).unwrap_or_default();
-                Ok(s.memory.auto_memory(text("title"), text("description"), &scope))
+                let text = |k: &str| args.get(k).and_then(|v| v.as_str());
+                let scope = match &s.bound {
+                    Some(bound) => bound_read_scope(bound),
+                    None => ReadScope::new(
+                        Some(text("scopeTeamId").unwrap_or("")),
+                        text("scopeAgentId"),
+                        None,
+                    ),
+                };
+                Ok(s.memory.auto_memory(
+                    text("title").unwrap_or(""),
+                    text("description").unwrap_or(""),
+                    &scope,
+                ))
             },
         ))
         .build()

@@ -11,6 +11,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
+use crate::binding::TasksBinding;
 use crate::board::{self, AuthorType, BoardError, Caps, ListFilter, NewTask, Status};
 use crate::db::Db;
 use crate::mcp::{DomainError, Reply, Server, Tool, ToolResult};
@@ -280,10 +281,10 @@ fn link_task(s: &TasksState, a: LinkArgs) -> ToolResult {
     )))
 }
 
-/// Builds the Tasks server over `db`. With `bound_team`, every read and write is confined to that
+/// Builds the Tasks server over `db`. With `bound`, every read and write is confined to that
 /// team.
-pub fn build(db: Db, bound_team: Option<String>) -> Server<TasksState> {
-    let bound_team = bound_team.filter(|t| !t.trim().is_empty());
+pub fn build(db: Db, bound: Option<TasksBinding>) -> Server<TasksState> {
+    let bound_team = bound.map(|b| b.team_id);
     let list_description = if bound_team.is_some() {
         "List your team's board tasks. Pass ready=true for only claimable (deps satisfied) work."
     } else {

@@ -2,7 +2,7 @@
 //! runtime's agents can post to and listen on their shared team room.
 //!
 //! Owns: argument types, tool descriptions, identity resolution and the wire texts of every
-//! outcome. Guarantees: when bound ([`BoundIdentity`]), the author and room are the binding's and
+//! outcome. Guarantees: when bound ([`TeamchatBinding`]), the author and room are the binding's and
 //! the `authorAgentId` / `teamId` / `roomId` arguments are ignored (anti-spoof); a subscriber never
 //! gets its own posts back, and every delivered post is wrapped by
 //! [`crate::teamchat::format_peer_post`] (`isUser=false`), never handed over raw; a client feeding
@@ -14,16 +14,17 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::db::Db;
+use crate::binding::{TeamchatBinding, given, js_trim};
+use crate::db::{Db, DbError};
 use crate::mcp::{DomainError, Reply, Server, Tool, ToolResult};
 use crate::teamchat::{self, DEFAULT_READ_LIMIT, NewPost, PostKind};
 
 /// The server's `serverInfo.name`.
 pub const SERVER_NAME: &str = "clawboo-teamchat";
 
-/// The identity a connection is bound to by whoever started it (never by the model).
+/// Who posts and reads, and where: the binding's, or (unbound) the arguments'.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BoundIdentity {
+struct Identity {
     /// The author of every post on this connection, and whose posts the echo guard drops.
     pub agent_id: String,
     /// The team the room belongs to.
@@ -32,9 +33,9 @@ pub struct BoundIdentity {
     pub room_id: String,
 }
 
-impl BoundIdentity {
-    /// A binding to the team's default room `team:<teamId>`.
-    pub fn for_team(agent_id: impl Into<String>, team_id: impl Into<String>) -> Self {
+impl Identity {
+    /// The identity in the team's default room `team:<teamId>`.
+    fn for_team(agent_id: impl Into<String>, team_id: impl Into<String>) -> Self {
         let team_id = team_id.into();
         Self {
             agent_id: agent_id.into(),
@@ -47,7 +48,7 @@ impl BoundIdentity {
 /// The state behind the TeamChat tools.
 pub struct TeamChatState {
     db: Db,
-    bound: Option<BoundIdentity>,
+    bound: Option<Identity>,
 }
 
 /// A tool-error of the TeamChat server.
@@ -59,9 +60,9 @@ pub enum TeamChatError {
     /// An unbound call did not say who is posting or reading.
     #[error("no bound identity: pass authorAgentId + teamId (unbound mode)")]
     NoIdentity,
-    /// The database failed.
-    #[error("database error: {0}")]
-    Db(#[from] rusqlite::Error),
+    /// The database failed (`database error: …`).
+    #[error(transparent)]
+    Db(#[from] DbError),
 }
 
 impl DomainError for TeamChatError {}
@@ -129,31 +130,20 @@ struct Subscription {
     next_seq: i64,
 }
 
-/// `text` trimmed as the reference's `String.prototype.trim` does: Unicode white space and the
-/// byte-order mark.
-fn js_trim(text: &str) -> &str {
-    text.trim_matches(|c: char| c.is_whitespace() || c == '\u{FEFF}')
-}
-
-/// A non-blank argument, trimmed.
-fn given(value: Option<String>) -> Option<String> {
-    value
-        .map(|v| js_trim(&v).to_owned())
-        .filter(|v| !v.is_empty())
-}
-
 impl TeamChatState {
     /// Who is calling and where: the binding, or (unbound) the arguments.
-    fn identity(&self, args: IdentityArgs) -> Result<BoundIdentity, TeamChatError> {
+    fn identity(&self, args: IdentityArgs) -> Result<Identity, TeamChatError> {
         if let Some(bound) = &self.bound {
             return Ok(bound.clone());
         }
-        let (Some(agent_id), Some(team_id)) = (given(args.author_agent_id), given(args.team_id))
-        else {
+        let (Some(agent_id), Some(team_id)) = (
+            given(args.author_agent_id.as_deref()),
+            given(args.team_id.as_deref()),
+        ) else {
             return Err(TeamChatError::NoIdentity);
         };
-        let mut identity = BoundIdentity::for_team(agent_id, team_id);
-        if let Some(room_id) = given(args.room_id) {
+        let mut identity = Identity::for_team(agent_id, team_id);
+        if let Some(room_id) = given(args.room_id.as_deref()) {
             identity.room_id = room_id;
         }
         Ok(identity)
@@ -214,7 +204,8 @@ fn team_chat_subscribe(s: &TeamChatState, a: SubscribeArgs) -> ToolResult {
 
 /// Builds the TeamChat server over `db`. With `bound`, author and room are the binding's and the
 /// identity arguments are ignored; without it, callers pass `authorAgentId` + `teamId`.
-pub fn build(db: Db, bound: Option<BoundIdentity>) -> Server<TeamChatState> {
+pub fn build(db: Db, bound: Option<TeamchatBinding>) -> Server<TeamChatState> {
+    let bound = bound.map(|b| Identity::for_team(b.agent_id, b.team_id));
     let post_description = if bound.is_some() {
         "Post a message to your team room as a named peer. Your author identity and room are resolved from your connection \u{2014} they cannot be set from arguments. Use this to narrate your work, ask a teammate, or report a result."
     } else {

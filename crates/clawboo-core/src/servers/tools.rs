@@ -15,6 +15,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::binding::{Binding, ServerKind};
 use crate::broker::availability::AvailabilityContext;
 use crate::broker::builtins::{Builtin, DeletePathArgs, EchoArgs, NoteArgs, WebSearchArgs};
 use crate::broker::compact::CompactionStats;
@@ -24,12 +25,6 @@ use crate::mcp::{DomainError, Reply, Server, Tool, ToolError, ToolResult};
 
 /// The server's `serverInfo.name`.
 pub const SERVER_NAME: &str = "clawboo-tools";
-
-/// The variable naming the calling agent (`allow_always` grants are remembered for it).
-pub const AGENT_ID_ENV: &str = "CLAWBOO_SCOPE_AGENT_ID";
-
-/// The variable naming the tenant.
-pub const TENANT_ID_ENV: &str = "CLAWBOO_SCOPE_TENANT_ID";
 
 /// The variable listing tools this caller may not use (comma-separated).
 pub const BLOCKLIST_ENV: &str = "CLAWBOO_TOOL_BLOCKLIST";
@@ -55,8 +50,9 @@ impl ToolsConfig {
 }
 
 impl From<AvailabilityContext> for ToolsConfig {
-    /// The configuration `env` describes: timings, agent, tenant and blocklist.
+    /// The configuration `env` describes: timings, the binding (agent, tenant) and blocklist.
     fn from(env: AvailabilityContext) -> Self {
+        let bound = Binding::read(ServerKind::Tools, |field| env.env(field.env)).tools();
         let blocklist = env
             .env(BLOCKLIST_ENV)
             .map(|list| {
@@ -70,8 +66,8 @@ impl From<AvailabilityContext> for ToolsConfig {
         Self {
             timings: ApprovalTimings::from_env(&env),
             caller: CallContext {
-                agent_id: env.env(AGENT_ID_ENV),
-                tenant_id: env.env(TENANT_ID_ENV),
+                agent_id: bound.agent_id,
+                tenant_id: bound.tenant_id,
                 blocklist,
             },
             env,

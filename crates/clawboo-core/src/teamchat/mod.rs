@@ -18,7 +18,7 @@ use serde::Serialize;
 
 pub use envelope::{PeerPost, format_peer_post};
 
-use crate::db::{SchemaPart, immediate, new_id, now_ms};
+use crate::db::{Conn, DbError, SchemaPart, immediate, new_id};
 
 /// The team room's schema, compatible with the reference implementation's table.
 pub const SCHEMA: SchemaPart = SchemaPart {
@@ -120,20 +120,20 @@ pub struct NewPost<'a> {
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<ChatPost> {
     Ok(ChatPost {
-        id: row.get(0)?,
-        room_id: row.get(1)?,
-        team_id: row.get(2)?,
-        author_agent_id: row.get(3)?,
-        body: row.get(4)?,
-        kind: row.get(5)?,
-        created_at: row.get(6)?,
-        seq: row.get(7)?,
+        id: row.get("id")?,
+        room_id: row.get("room_id")?,
+        team_id: row.get("team_id")?,
+        author_agent_id: row.get("author_agent_id")?,
+        body: row.get("body")?,
+        kind: row.get("kind")?,
+        created_at: row.get("created_at")?,
+        seq: row.get("seq")?,
     })
 }
 
 /// Appends a post to its room with the next seq and returns the stored row.
-pub fn post(conn: &Connection, new: &NewPost<'_>) -> rusqlite::Result<ChatPost> {
-    let created_at = now_ms();
+pub fn post(conn: &Conn<'_>, new: &NewPost<'_>) -> Result<ChatPost, DbError> {
+    let created_at = conn.now_ms();
     immediate(conn, |tx| {
         let seq = room_max_seq(tx, new.room_id)? + 1;
         let row = ChatPost {
@@ -169,7 +169,7 @@ pub fn room_max_seq(conn: &Connection, room_id: &str) -> rusqlite::Result<i64> {
     conn.query_row(
         "SELECT seq FROM team_chat WHERE room_id = ?1 ORDER BY seq DESC LIMIT 1",
         [room_id],
-        |r| r.get(0),
+        |r| r.get("seq"),
     )
     .optional()
     .map(|seq| seq.unwrap_or(0))
@@ -200,7 +200,7 @@ pub fn read_batch(
     since_seq: i64,
     reader: &str,
     limit: u32,
-) -> rusqlite::Result<Batch> {
+) -> Result<Batch, DbError> {
     let head = room_max_seq(conn, room_id)?;
     let mut stmt = conn.prepare_cached(
         "SELECT id, room_id, team_id, author_agent_id, body, kind, created_at, seq FROM team_chat

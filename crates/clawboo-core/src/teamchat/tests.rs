@@ -1,7 +1,8 @@
 use super::*;
-use crate::db::Db;
+use crate::db::{Conn, Db};
+use clawboo_tests::Rng;
 
-fn say(conn: &Connection, room: &str, author: &str, body: &str) -> ChatPost {
+fn say(conn: &Conn<'_>, room: &str, author: &str, body: &str) -> ChatPost {
     post(
         conn,
         &NewPost {
@@ -109,30 +110,6 @@ fn a_cursor_past_the_head_never_moves_backwards() {
     assert_eq!(batch.next_seq, 40);
 }
 
-/// xorshift64*: a small deterministic generator for the property tests, so a failing case names
-/// a reproducible seed.
-pub(crate) struct Rng(u64);
-
-impl Rng {
-    /// A generator for `seed` (any value, zero included).
-    pub(crate) fn new(seed: u64) -> Self {
-        Self(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-
-    /// The next value.
-    pub(crate) fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    /// One of `items`.
-    pub(crate) fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[(self.next() % items.len() as u64) as usize]
-    }
-}
-
 #[test]
 fn paging_with_any_limit_delivers_every_peer_post_exactly_once() {
     for seed in 1..=200u64 {
@@ -143,16 +120,16 @@ fn paging_with_any_limit_delivers_every_peer_post_exactly_once() {
         let mut expected = Vec::new();
         let mut delivered = Vec::new();
         let mut cursor = 0;
-        let rounds = 1 + rng.next() % 6;
+        let rounds = 1 + rng.next_u64() % 6;
         for _ in 0..rounds {
-            for _ in 0..rng.next() % 12 {
-                let author = rng.pick(&authors);
+            for _ in 0..rng.next_u64() % 12 {
+                let author = *rng.pick(&authors);
                 let p = say(&conn, "team:t", author, "x");
                 if author != "me" {
                     expected.push(p.seq);
                 }
             }
-            let limit = 1 + (rng.next() % 4) as u32;
+            let limit = 1 + (rng.next_u64() % 4) as u32;
             loop {
                 let batch = read_batch(&conn, "team:t", cursor, "me", limit).unwrap();
                 assert!(batch.next_seq >= cursor, "seed {seed}: cursor went back");

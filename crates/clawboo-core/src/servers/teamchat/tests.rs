@@ -6,7 +6,15 @@ use serde_json::{Value, json};
 /// Servers bound to agents of team tm1, sharing one database (as processes share the file).
 fn room() -> impl Fn(&str) -> Server<TeamChatState> {
     let db = Arc::new(tempfile_db());
-    move |agent: &str| build(db.reopen(), Some(BoundIdentity::for_team(agent, "tm1")))
+    move |agent: &str| {
+        build(
+            db.reopen(),
+            Some(TeamchatBinding {
+                agent_id: agent.into(),
+                team_id: "tm1".into(),
+            }),
+        )
+    }
 }
 
 /// A file database in a fresh temp folder, so several servers can share it.
@@ -111,7 +119,10 @@ fn a_bound_connection_ignores_spoofed_identity_arguments() {
     assert_eq!(posts(&seen).len(), 1, "the leader reads tm1 as itself");
     let evil = build(
         Db::open(worker.state().db.path()).unwrap(),
-        Some(BoundIdentity::for_team("x", "evil")),
+        Some(TeamchatBinding {
+            agent_id: "x".into(),
+            team_id: "evil".into(),
+        }),
     );
     assert!(posts(&evil.call("team_chat_subscribe", json!({})).json()).is_empty());
 }

@@ -1,5 +1,5 @@
 use super::*;
-use crate::teamchat::tests::Rng;
+use clawboo_tests::Rng;
 
 fn wrap(author: &str, kind: &str, seq: i64, body: &str) -> String {
     format_peer_post(&PeerPost {
@@ -367,12 +367,12 @@ fn random_bodies_built_from_forgery_fragments_keep_the_invariants() {
     ];
     for seed in 1..=2000u64 {
         let mut rng = Rng::new(seed);
-        let parts = (rng.next() % 24) as usize;
-        let body: String = (0..parts).map(|_| rng.pick(&fragments)).collect();
-        let author: String = (0..(rng.next() % 4) as usize)
-            .map(|_| rng.pick(&fragments))
+        let parts = (rng.next_u64() % 24) as usize;
+        let body: String = (0..parts).map(|_| *rng.pick(&fragments)).collect();
+        let author: String = (0..(rng.next_u64() % 4) as usize)
+            .map(|_| *rng.pick(&fragments))
             .collect();
-        let seq = (rng.next() % 10_000) as i64;
+        let seq = (rng.next_u64() % 10_000) as i64;
         assert_envelope(&author, "peer", seq, &body);
     }
 }

@@ -5,14 +5,19 @@
 //! Must never: panic on bad input or an unusable database; write anything but protocol to stdout
 //! while serving.
 
+pub mod operator;
+
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::attach::{self, AttachRequest, Scope, ServerKind, Transport};
-use crate::db::{DB_PATH_ENV, Db, default_db_path};
+use crate::attach::{self, AttachRequest, Transport};
+use crate::binding::{Binding, DB_PATH_ENV, Scope, ServerKind, env_value};
+use crate::db::{Clock, Db, default_db_path};
 use crate::host;
 use crate::log;
 use crate::mcp::{SERVER_VERSION, Server, stdio};
+use crate::memory::{EmbedConfig, Embedder, Memory};
+use crate::servers::{memory, tasks, teamchat, tools};
 use crate::signature::{self, BindingKey};
 
 /// How long shutdown waits for in-flight handlers to finish their database work.
@@ -23,18 +28,12 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 pub struct BinInfo {
     /// The executable's name, e.g. `clawboo-mcp-tasks`.
     pub bin: &'static str,
+    /// The server it serves.
+    pub server: ServerKind,
     /// One line: what the server is for.
     pub summary: &'static str,
     /// Extra environment variables the server reads, as `NAME  meaning` lines.
     pub env_help: &'static str,
-}
-
-/// The value of an environment variable, trimmed; blank counts as unset.
-pub fn env_value(name: &str) -> Option<String> {
-    std::env::var(name)
-        .ok()
-        .map(|v| v.trim().to_owned())
-        .filter(|v| !v.is_empty())
 }
 
 fn help_text(info: &BinInfo, commands_usage: &str) -> String {
@@ -106,7 +105,7 @@ fn handle_flags_with(info: &BinInfo, commands_usage: &str, args: &[String]) -> O
 /// runtime. The bin path defaults to this executable and the database to the one this bin would
 /// open, so the attached server shares the operator's file.
 fn attach_command(info: &BinInfo, args: &[String]) -> Result<String, String> {
-    let server = ServerKind::from_bin(info.bin).ok_or("this bin has no attach config")?;
+    let server = info.server;
     let mut runtime = None;
     let mut transport = Transport::Stdio;
     let mut json = false;
@@ -175,10 +174,7 @@ fn attach_command(info: &BinInfo, args: &[String]) -> Result<String, String> {
 /// `serve`: the HTTP host, until SIGTERM or Ctrl-C. Prints the bound address on stderr (so
 /// `--listen 127.0.0.1:0` can be found).
 fn serve_command(info: &BinInfo, args: &[String]) -> ExitCode {
-    let Some(own) = ServerKind::from_bin(info.bin) else {
-        eprintln!("{}: serve: this bin has no server", info.bin);
-        return ExitCode::from(2);
-    };
+    let own = info.server;
     let db_path = match default_db_path() {
         Ok(path) => std::path::absolute(&path).unwrap_or(path),
         Err(e) => {
@@ -228,9 +224,12 @@ fn serve_command(info: &BinInfo, args: &[String]) -> ExitCode {
     }
 }
 
-/// Opens the database named by the environment, or explains in one line why it cannot.
+/// Opens the database named by the environment, or explains in one line why it cannot. Its clock
+/// is the system's, except in a debug build given `CLAWBOO_TEST_CLOCK_MS` ([`Clock::from_env`]).
 pub fn open_db(info: &BinInfo) -> Result<Db, ExitCode> {
-    let opened = default_db_path().and_then(|path| Db::open(&path));
+    let opened = default_db_path()
+        .and_then(|path| Db::open(&path))
+        .map(|db| db.with_clock(Clock::from_env()));
     opened.map_err(|e| {
         eprintln!("{}: {e}", info.bin);
         ExitCode::FAILURE
@@ -263,26 +262,33 @@ pub fn serve<S: Send + Sync + 'static>(info: &BinInfo, server: Server<S>) -> Exi
     }
 }
 
-/// The whole life of a simple bin: flags, database, build, serve.
-pub fn run<S, F>(info: &BinInfo, build: F) -> ExitCode
-where
-    S: Send + Sync + 'static,
-    F: FnOnce(Db) -> Server<S>,
-{
-    run_with_commands(info, "", |_| None, build)
+/// Builds `info`'s server over `db`, bound as this process's environment says
+/// ([`Binding::from_env`]), and serves it over stdio.
+fn serve_from_env(info: &BinInfo, db: Db) -> ExitCode {
+    let binding = Binding::from_env(info.server);
+    match info.server {
+        ServerKind::Tasks => serve(info, tasks::build(db, binding.tasks())),
+        ServerKind::Memory => {
+            let embedder = Embedder::resolve_in_background(EmbedConfig::from_env());
+            serve(
+                info,
+                memory::build(Memory::new(db, embedder), binding.memory()),
+            )
+        }
+        ServerKind::Tools => serve(info, tools::build(db, tools::ToolsConfig::from_env())),
+        ServerKind::Teamchat => serve(info, teamchat::build(db, binding.teamchat())),
+    }
+}
+
+/// The whole life of a simple bin: flags, database, binding, serve.
+pub fn run(info: &BinInfo) -> ExitCode {
+    run_with_commands(info, "", |_| None)
 }
 
 /// [`run`] for a bin that also has operator subcommands: `commands` sees the arguments first and
 /// returns `Some(code)` when it ran one; `commands_usage` lines are added to `--help`.
-pub fn run_with_commands<S, F, C>(
-    info: &BinInfo,
-    commands_usage: &str,
-    commands: C,
-    build: F,
-) -> ExitCode
+pub fn run_with_commands<C>(info: &BinInfo, commands_usage: &str, commands: C) -> ExitCode
 where
-    S: Send + Sync + 'static,
-    F: FnOnce(Db) -> Server<S>,
     C: FnOnce(&[String]) -> Option<ExitCode>,
 {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -293,7 +299,7 @@ where
         return code;
     }
     match open_db(info) {
-        Ok(db) => serve(info, build(db)),
+        Ok(db) => serve_from_env(info, db),
         Err(code) => code,
     }
 }

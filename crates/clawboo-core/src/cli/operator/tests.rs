@@ -3,8 +3,10 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::*;
-use crate::broker::approvals::{NewApproval, Status};
+use crate::broker::approvals::{self, NewApproval, Status};
 use crate::broker::audit::{Actor, Decision};
+use crate::broker::registry;
+use crate::db::Clock;
 
 fn words(line: &str) -> Vec<String> {
     line.split_whitespace().map(str::to_owned).collect()
@@ -233,9 +235,11 @@ fn an_unknown_id_is_an_error_with_a_non_zero_exit() {
 
 #[test]
 fn an_expired_request_cannot_be_approved() {
-    let db = Db::open_in_memory().unwrap();
+    let db = Db::open_in_memory()
+        .unwrap()
+        .with_clock(Clock::manual(1_700_000_000_000));
     let row = pending_request(&db, None, Duration::ZERO);
-    std::thread::sleep(Duration::from_millis(3));
+    db.clock().advance(Duration::from_millis(1));
     let report = invoke(&db, &format!("approve {}", row.id));
     assert_eq!(report.code, 1);
     assert!(report.out.contains("expired"), "{}", report.out);

@@ -1,0 +1,320 @@
+//! Tidy: the dependency arrows of ARCHITECTURE.md, checked on the source itself.
+//!
+//! Each rule names where a thing may appear; every code line of the workspace's Rust sources is
+//! checked against every rule (comment lines are skipped, so docs may talk about anything). A
+//! rule's test below also feeds it a line that breaks it, so a rule that can no longer fail is
+//! noticed.
+
+use std::path::{Path, PathBuf};
+
+use clawboo_tests::workspace_root;
+
+/// Where a source file sits in the architecture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Layer {
+    /// A bin's `main.rs`: reads nothing but `cli` and `binding`.
+    Bin,
+    /// `cli/`: what the bins run (arguments, printing, exit codes).
+    FrontDoor,
+    /// `servers/`: tools declared with `mcp` over repositories.
+    Servers,
+    /// `mcp/`: the only module that touches rmcp.
+    Mcp,
+    /// `db`, `schema` and the repositories that own tables.
+    Repository,
+    /// Modules every layer may use and that use none of the above (`binding`, `scrub`, `log`,
+    /// `http`, `attach`).
+    Leaf,
+    /// `xtask` and the test crate: automation, free to print.
+    Tooling,
+}
+
+/// The layer of `path` (relative to the workspace root), and whether it is test code.
+fn classify(path: &str) -> (Layer, bool) {
+    let test =
+        path.ends_with("/tests.rs") || path.contains("/tests/") || path.starts_with("tests/");
+    let layer = if path.starts_with("xtask/") || path.starts_with("tests/") {
+        Layer::Tooling
+    } else if let Some(rest) = path.strip_prefix("crates/clawboo-core/src/") {
+        let top = rest.split(['/', '.']).next().unwrap_or("");
+        match top {
+            "cli" => Layer::FrontDoor,
+            "servers" => Layer::Servers,
+            "mcp" => Layer::Mcp,
+            "db" | "schema" | "board" | "memory" | "broker" | "teamchat" | "clawbrain" => {
+                Layer::Repository
+            }
+            _ => Layer::Leaf,
+        }
+    } else {
+        Layer::Bin
+    };
+    (layer, test)
+}
+
+/// One broken rule: where, and which rule.
+#[derive(Debug, PartialEq, Eq)]
+struct Violation {
+    path: String,
+    line: usize,
+    rule: &'static str,
+}
+
+/// Whether `code` holds an SQL statement in a string (the statement keywords the repositories use).
+fn has_sql(code: &str) -> bool {
+    const STATEMENTS: [&str; 8] = [
+        "SELECT ",
+        "INSERT INTO",
+        "INSERT OR",
+        "DELETE FROM",
+        "CREATE TABLE",
+        "CREATE INDEX",
+        "CREATE VIRTUAL",
+        "ALTER TABLE",
+    ];
+    code.contains('"') && STATEMENTS.iter().any(|s| code.contains(s))
+        || code.contains("UPDATE ") && code.contains(" SET ")
+}
+
+fn imports(code: &str, module: &str) -> bool {
+    let crate_path = format!("crate::{module}");
+    code.contains(&crate_path) && !code.contains(&format!("{crate_path}_"))
+}
+
+/// The rules one code line of `path` breaks.
+fn check_line(path: &str, code: &str) -> Vec<&'static str> {
+    let (layer, test) = classify(path);
+    let mut broken = Vec::new();
+    let mut rule = |holds: bool, name: &'static str| {
+        if !holds {
+            broken.push(name);
+        }
+    };
+    let uses_rmcp = code.contains("rmcp::") || code.contains("use rmcp");
+    rule(
+        !uses_rmcp || layer == Layer::Mcp,
+        "rmcp only inside clawboo-core's mcp/",
+    );
+    rule(
+        !has_sql(code) || layer == Layer::Repository || test || layer == Layer::Tooling,
+        "SQL only in db, schema and the repositories",
+    );
+    let prints = ["print!(", "println!(", "eprint!(", "eprintln!("]
+        .iter()
+        .any(|m| code.contains(m));
+    rule(
+        !prints
+            || matches!(layer, Layer::Bin | Layer::FrontDoor | Layer::Tooling)
+            || path.ends_with("src/log.rs")
+            || test,
+        "print! only in the front doors (bins, cli, xtask) and log",
+    );
+    if layer == Layer::Repository && !test {
+        rule(
+            !(imports(code, "cli") || imports(code, "servers") || imports(code, "mcp")),
+            "repositories never import cli, servers or mcp",
+        );
+    }
+    if path.ends_with("crates/clawboo-core/src/db.rs") {
+        let repositories = ["board", "memory", "broker", "teamchat", "clawbrain"];
+        rule(
+            !repositories.iter().any(|r| imports(code, r)),
+            "db imports no repository (the schema list lives outside db)",
+        );
+    }
+    if layer == Layer::Leaf && !test {
+        rule(
+            ![
+                "cli", "servers", "mcp", "board", "memory", "broker", "teamchat",
+            ]
+            .iter()
+            .any(|m| imports(code, m)),
+            "leaf modules (binding, scrub, log, http, attach) import no layer above them",
+        );
+    }
+    if layer == Layer::Servers && !test {
+        rule(
+            !code.contains("rusqlite"),
+            "servers never touch rusqlite (repositories do)",
+        );
+    }
+    if layer == Layer::Bin {
+        let reaches_in = code.contains("clawboo_core::")
+            && !code.contains("clawboo_core::cli")
+            && !code.contains("clawboo_core::binding");
+        rule(!reaches_in, "bins use only clawboo_core::cli and ::binding");
+    }
+    broken
+}
+
+/// The rules broken anywhere in `text`, the contents of `path`. A `#[cfg(test)] mod … {` block
+/// (the tree keeps inline test modules at the end of a file) is test code to the end of the file.
+fn check_file(path: &str, text: &str) -> Vec<Violation> {
+    let mut found = Vec::new();
+    let mut in_test_module = false;
+    let mut after_cfg_test = false;
+    for (index, line) in text.lines().enumerate() {
+        let code = line.trim_start();
+        if code.starts_with("//") {
+            continue;
+        }
+        if after_cfg_test && code.starts_with("mod ") && code.ends_with('{') {
+            in_test_module = true;
+        }
+        after_cfg_test = code == "#[cfg(test)]";
+        let effective_path = if in_test_module {
+            format!("{path}/tests.rs")
+        } else {
+            path.to_owned()
+        };
+        for rule in check_line(&effective_path, code) {
+            found.push(Violation {
+                path: path.to_owned(),
+                line: index + 1,
+                rule,
+            });
+        }
+    }
+    found
+}
+
+fn rust_sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name();
+        if path.is_dir() && name != "target" && !name.to_string_lossy().starts_with('.') {
+            rust_sources(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// Files that still break a rule while a change that mends them is under way, with that rule.
+/// Each entry must still be needed: the test fails when one is mended, so the list only shrinks.
+const PENDING: &[(&str, &str)] = &[(
+    "crates/clawboo-core/src/db.rs",
+    "db imports no repository (the schema list lives outside db)",
+)];
+
+#[test]
+fn the_tree_keeps_the_dependency_arrows() {
+    let root = workspace_root();
+    let mut files = Vec::new();
+    for top in ["crates", "xtask", "tests"] {
+        rust_sources(&root.join(top), &mut files);
+    }
+    assert!(files.len() > 50, "found only {} sources", files.len());
+    let mut violations = Vec::new();
+    for file in &files {
+        let relative = file
+            .strip_prefix(&root)
+            .expect("under the root")
+            .to_string_lossy()
+            .replace('\\', "/");
+        if relative == "tests/tests/tidy.rs" {
+            continue;
+        }
+        let text = std::fs::read_to_string(file).expect("readable source");
+        violations.extend(check_file(&relative, &text));
+    }
+    for (path, rule) in PENDING {
+        assert!(
+            violations
+                .iter()
+                .any(|v| v.path == *path && v.rule == *rule),
+            "{path} no longer breaks \"{rule}\": remove it from PENDING"
+        );
+    }
+    violations.retain(|v| !PENDING.contains(&(v.path.as_str(), v.rule)));
+    let report: Vec<String> = violations
+        .iter()
+        .map(|v| format!("{}:{}: {}", v.path, v.line, v.rule))
+        .collect();
+    assert!(
+        report.is_empty(),
+        "the arrows are broken:\n{}",
+        report.join("\n")
+    );
+}
+
+/// Each rule, fed one line that breaks it, reports it; the same line where it belongs does not.
+#[test]
+fn every_rule_fails_on_a_line_that_breaks_it() {
+    let cases: [(&str, &str, &str); 8] = [
+        (
+            "crates/clawboo-core/src/board/mod.rs",
+            "use crate::cli::open_db;",
+            "repositories never import cli, servers or mcp",
+        ),
+        (
+            "crates/clawboo-core/src/servers/tasks.rs",
+            "use rmcp::model::Tool;",
+            "rmcp only inside clawboo-core's mcp/",
+        ),
+        (
+            "crates/clawboo-core/src/servers/tasks.rs",
+            r#"conn.execute("DELETE FROM tasks", [])"#,
+            "SQL only in db, schema and the repositories",
+        ),
+        (
+            "crates/clawboo-core/src/broker/operator.rs",
+            r#"println!("{row}");"#,
+            "print! only in the front doors (bins, cli, xtask) and log",
+        ),
+        (
+            "crates/clawboo-core/src/db.rs",
+            "use crate::board::SCHEMA;",
+            "db imports no repository (the schema list lives outside db)",
+        ),
+        (
+            "crates/clawboo-core/src/scrub/mod.rs",
+            "use crate::memory::Memory;",
+            "leaf modules (binding, scrub, log, http, attach) import no layer above them",
+        ),
+        (
+            "crates/clawboo-core/src/servers/memory.rs",
+            "use rusqlite::params;",
+            "servers never touch rusqlite (repositories do)",
+        ),
+        (
+            "crates/clawboo-mcp-memory/src/main.rs",
+            "use clawboo_core::memory::Memory;",
+            "bins use only clawboo_core::cli and ::binding",
+        ),
+    ];
+    for (path, line, rule) in cases {
+        assert_eq!(check_line(path, line), [rule], "{path}: {line}");
+    }
+    let allowed = [
+        (
+            "crates/clawboo-core/src/mcp/stdio.rs",
+            "use rmcp::ServiceExt;",
+        ),
+        (
+            "crates/clawboo-core/src/board/mod.rs",
+            r#"tx.execute("DELETE FROM tasks", [])"#,
+        ),
+        (
+            "crates/clawboo-core/src/cli/mod.rs",
+            r#"println!("{text}");"#,
+        ),
+        (
+            "crates/clawboo-mcp-memory/src/main.rs",
+            "use clawboo_core::cli::{self, BinInfo};",
+        ),
+        (
+            "crates/clawboo-core/src/servers/memory.rs",
+            "// rmcp is never named here",
+        ),
+    ];
+    for (path, line) in allowed {
+        assert!(
+            check_file(path, line).is_empty(),
+            "{path}: {line} should be allowed"
+        );
+    }
+}
