@@ -5,6 +5,7 @@
 //! replies with a deadline so that a hung server fails a test instead of hanging it.
 //! Must never: depend on the server's internals; everything goes over the wire.
 
+pub mod browser;
 pub mod http;
 pub mod loopback;
 

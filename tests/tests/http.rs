@@ -757,3 +757,73 @@ fn attach_http_prints_a_signed_url_this_host_serves() {
     );
     assert_eq!(raw.json()["sessions"]["memory"], 1);
 }
+
+#[test]
+fn the_approvals_page_in_a_real_browser_releases_denies_and_escapes() {
+    let dir = TempDir::new("http-page");
+    let host = host_all(&dir, &[]);
+    let mut browser = clawboo_tests::browser::Browser::start();
+    browser.navigate(&format!("http://{}/", host.addr));
+    assert!(browser.wait_for(
+        "document.body.dataset.loaded === '1'",
+        Duration::from_secs(60)
+    ));
+
+    let hostile = "/tmp/<script>window.__pwned=1</script><img src=x onerror=\"window.__pwned=2\">";
+    let (mut stdio, call) = waiting_stdio_call(&dir, hostile);
+    let row = wait_pending(&host);
+    let id = row["id"].as_str().unwrap().to_owned();
+    let shown = format!("document.querySelector('#pending tr[data-id=\"{id}\"]') !== null");
+    assert!(
+        browser.wait_for(&shown, Duration::from_secs(60)),
+        "the waiting call never appeared"
+    );
+    let cells = browser.eval(&format!(
+        "Array.from(document.querySelector('#pending tr[data-id=\"{id}\"]').cells).map(c => c.textContent)"
+    ));
+    assert_eq!(cells[0], "delete_path");
+    assert_eq!(cells[1], "agent-7");
+    let args = cells[2].as_str().unwrap();
+    assert!(
+        args.contains("<script>window.__pwned=1</script>") && args.contains("<img src=x"),
+        "{args}"
+    );
+    assert_eq!(
+        browser
+            .eval("document.querySelectorAll('#pending script, #pending img, #audit img').length"),
+        0
+    );
+    assert_eq!(browser.eval("typeof window.__pwned"), "undefined");
+    let screenshot = clawboo_tests::target_dir().join("http-approvals-page.png");
+    browser.screenshot(&screenshot);
+    assert!(std::fs::metadata(&screenshot).unwrap().len() > 1000);
+
+    browser.eval(&format!(
+        "document.querySelector('button[data-id=\"{id}\"][data-decision=\"allow_once\"]').click()"
+    ));
+    let reply = Server::tool_reply(stdio.wait_response(call));
+    assert!(!reply.is_error, "{}", reply.text());
+    assert!(
+        reply.text().starts_with("would delete: /tmp/<script>"),
+        "{}",
+        reply.text()
+    );
+    let gone = format!("document.querySelector('#pending tr[data-id=\"{id}\"]') === null");
+    assert!(browser.wait_for(&gone, Duration::from_secs(60)));
+
+    let (mut stdio, call) = waiting_stdio_call(&dir, "/tmp/deny-me");
+    let row = wait_pending(&host);
+    let id = row["id"].as_str().unwrap().to_owned();
+    let deny =
+        format!("document.querySelector('button[data-id=\"{id}\"][data-decision=\"deny\"]')");
+    assert!(browser.wait_for(&format!("{deny} !== null"), Duration::from_secs(60)));
+    browser.eval(&format!("{deny}.click()"));
+    let reply = Server::tool_reply(stdio.wait_response(call));
+    assert_eq!(reply.denied.as_deref(), Some("approval:deny"));
+    let audited = "Array.from(document.querySelectorAll('#audit td')).some(td => td.textContent === 'require_approval')";
+    assert!(
+        browser.wait_for(audited, Duration::from_secs(60)),
+        "the audit log shows the calls"
+    );
+    assert_eq!(browser.eval("typeof window.__pwned"), "undefined");
+}
