@@ -129,11 +129,15 @@ impl Browser {
         result["result"]["value"].clone()
     }
 
-    /// Evaluates `expression` every 50 ms until it is `true`, for at most `limit`.
+    /// Evaluates `expression` every 50 ms until it is `true`, for at most `limit` (an exception,
+    /// e.g. while the page is still loading, counts as not yet).
     pub fn wait_for(&mut self, expression: &str, limit: Duration) -> bool {
         let deadline = Instant::now() + limit;
+        let guarded = format!(
+            "(() => {{ try {{ return ({expression}); }} catch (e) {{ return false; }} }})()"
+        );
         loop {
-            if self.eval(expression) == Value::Bool(true) {
+            if self.eval(&guarded) == Value::Bool(true) {
                 return true;
             }
             if Instant::now() >= deadline {
