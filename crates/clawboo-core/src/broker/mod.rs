@@ -27,7 +27,7 @@ pub mod operator;
 mod pipeline;
 pub mod registry;
 pub mod search;
-pub(crate) mod summary;
+mod summary;
 
 pub use pipeline::{ApprovalTimings, Broker, BrokerError, CallContext, Outcome};
 

@@ -34,7 +34,6 @@ use hyper_util::rt::TokioIo;
 use serde_json::json;
 
 use crate::binding::ServerKind;
-use crate::broker::availability::AvailabilityContext;
 use crate::db::{Clock, Db};
 use crate::log;
 use crate::mcp::http::{HttpOptions, HttpResponse, McpEndpoint, Refusal, json_response};
@@ -534,9 +533,8 @@ impl State {
                 &self.db_path,
                 self.key.as_ref(),
             ),
-            (Method::GET, "/api/tools", Some(_)) => rest::tools(&AvailabilityContext::process()),
             (Method::GET, p, Some(_)) if page::is_page(p) || page::is_asset(p) => page::response(p),
-            (method, p, Some(db)) if p.starts_with("/api/tools/") => {
+            (method, p, Some(db)) if p == "/api/tools" || p.starts_with("/api/tools/") => {
                 let query = request.uri().query().map(str::to_owned);
                 let body = request.into_body();
                 let p = p.to_owned();

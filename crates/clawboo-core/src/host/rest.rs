@@ -2,9 +2,10 @@
 //! `POST /api/tools/approvals/:id/resolve`, `GET /api/tools/audit`, `GET /api/mcp/config`.
 //!
 //! Owns: request parsing and the response shapes (`{"ok":true,…}`, `{"error":…}` with
-//! credential-shaped text masked). Rows come from the broker's repositories
-//! (`broker::approvals`, `broker::audit`), the same rows the stdio tools bin and the operator
-//! commands read and write, so a call waiting in any process is released by a resolve here.
+//! credential-shaped text masked). Rows come from the broker's typed operator queries
+//! (`broker::operator`, summaries masked again), the same rows the stdio tools bin and the
+//! operator commands read and write, so a call waiting in any process is released by a resolve
+//! here.
 //!
 //! Decisions beyond the reference: every summary in every response is masked again for display,
 //! the resolve answer included (the reference returned it as stored); a resolve of a row past its
@@ -18,17 +19,15 @@ use std::net::SocketAddr;
 use std::path::Path;
 
 use http::{Method, StatusCode};
-use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::error;
 use crate::attach::{self, AttachRequest, Runtime, Transport};
 use crate::binding::{Scope, ServerKind};
-use crate::broker::approvals::{self, ApprovalRow, Resolution, Resolved};
-use crate::broker::audit::{self, AuditRow};
+use crate::broker::approvals::{Resolution, Resolved};
+use crate::broker::audit;
 use crate::broker::availability::AvailabilityContext;
-use crate::broker::builtins::Builtin;
-use crate::broker::summary::for_display;
+use crate::broker::operator;
 use crate::db::Db;
 use crate::mcp::http::{HttpResponse, json_response};
 use crate::signature::BindingKey;
@@ -42,41 +41,6 @@ fn ok(body: Value) -> HttpResponse {
     json_response(StatusCode::OK, &body)
 }
 
-/// One entry of `GET /api/tools`.
-#[derive(Serialize)]
-struct ToolEntry {
-    name: &'static str,
-    description: &'static str,
-    owner: &'static str,
-    risk: &'static str,
-    available: bool,
-    diagnostics: Vec<String>,
-}
-
-/// `GET /api/tools`: the builtins with their availability in `env`.
-pub fn tools(env: &AvailabilityContext) -> HttpResponse {
-    let entries: Vec<ToolEntry> = Builtin::ALL
-        .iter()
-        .map(|tool| {
-            let availability = env.evaluate(tool.requirement().as_ref());
-            ToolEntry {
-                name: tool.name(),
-                description: tool.description(),
-                owner: tool.owner(),
-                risk: tool.risk().as_str(),
-                available: availability.visible,
-                diagnostics: availability.diagnostics,
-            }
-        })
-        .collect();
-    ok(json!({ "ok": true, "tools": entries }))
-}
-
-fn shown_approval(mut row: ApprovalRow) -> ApprovalRow {
-    row.args_summary = row.args_summary.as_deref().map(for_display);
-    row
-}
-
 /// The `/api/tools/…` routes that touch the database (run on the blocking pool).
 pub fn tools_route(
     db: &Db,
@@ -86,7 +50,10 @@ pub fn tools_route(
     body: &[u8],
 ) -> HttpResponse {
     let outcome = match (method, path) {
-        (&Method::GET, "/api/tools/approvals") => pending(db),
+        (&Method::GET, "/api/tools") => operator::tools(db, &AvailabilityContext::process())
+            .map(|tools| ok(json!({ "ok": true, "tools": tools }))),
+        (&Method::GET, "/api/tools/approvals") => operator::pending_approvals(db)
+            .map(|approvals| ok(json!({ "ok": true, "approvals": approvals }))),
         (&Method::GET, "/api/tools/audit") => audit_log(db, query),
         (&Method::POST, p) => match p
             .strip_prefix("/api/tools/approvals/")
@@ -104,16 +71,6 @@ pub fn tools_route(
             &format!("database error: {e}"),
         )
     })
-}
-
-fn pending(db: &Db) -> rusqlite::Result<HttpResponse> {
-    let conn = db.conn();
-    approvals::expire_stale(&conn)?;
-    let rows: Vec<ApprovalRow> = approvals::list_pending(&conn)?
-        .into_iter()
-        .map(shown_approval)
-        .collect();
-    Ok(ok(json!({ "ok": true, "approvals": rows })))
 }
 
 /// The 400 of a resolve body that is not `{"decision": "allow_once"|"allow_always"|"deny"}`, in
@@ -162,11 +119,11 @@ fn resolve(db: &Db, id: &str, body: &[u8]) -> rusqlite::Result<HttpResponse> {
         Ok(resolution) => resolution,
         Err(response) => return Ok(response),
     };
-    let row = match approvals::resolve(&db.conn(), id, resolution)? {
+    let row = match operator::resolve(db, id, resolution)? {
         Resolved::NotFound => return Ok(error(StatusCode::NOT_FOUND, "approval not found")),
         Resolved::Recorded(row) | Resolved::AlreadyResolved(row) | Resolved::Expired(row) => row,
     };
-    Ok(ok(json!({ "ok": true, "approval": shown_approval(row) })))
+    Ok(ok(json!({ "ok": true, "approval": row })))
 }
 
 fn audit_log(db: &Db, query: Option<&str>) -> rusqlite::Result<HttpResponse> {
@@ -183,14 +140,7 @@ fn audit_log(db: &Db, query: Option<&str>) -> rusqlite::Result<HttpResponse> {
             }
         },
     };
-    let rows: Vec<AuditRow> = audit::list(&db.conn(), tool.as_deref(), limit)?
-        .into_iter()
-        .map(|mut row| {
-            row.args_summary = row.args_summary.as_deref().map(for_display);
-            row.result_summary = row.result_summary.as_deref().map(for_display);
-            row
-        })
-        .collect();
+    let rows = operator::audit_log(db, tool.as_deref(), limit)?;
     Ok(ok(json!({ "ok": true, "audit": rows })))
 }
 
