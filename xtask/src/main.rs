@@ -5,6 +5,7 @@
 //! benchmarks over stdio).
 
 mod bench;
+mod bench_http;
 mod dist;
 mod probe;
 
@@ -18,7 +19,8 @@ verbs:
     dist     build the release bins and pack dist/clawboo-mcp-<version>-<target>.tar.gz
              with README, LICENSE and SHA256SUMS; --check unpacks it and probes the bins
     bench    whole-process benchmarks over stdio with the release bins (cold start, round
-             trips, an 8-process claim race, memory search at 10k/100k facts, peak RSS);
+             trips, 16 sessions over HTTP vs 16 stdio processes, an 8-process claim race,
+             memory search at 10k/100k facts, peak RSS);
              --quick for a smoke run, --vs 'COMMAND' to compare another stdio server
 ";
 

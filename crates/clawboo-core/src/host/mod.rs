@@ -434,7 +434,7 @@ fn host_name(value: &str) -> String {
 impl State {
     /// Who may connect: a `Host` naming this host (DNS rebinding), an `Origin` (when present) of
     /// this host's own pages, and the token when one is set.
-    fn admit<B>(&self, request: &Request<B>) -> Result<(), HttpResponse> {
+    fn admit<B>(&self, request: &Request<B>) -> Result<(), Box<HttpResponse>> {
         let host = request
             .headers()
             .get(header::HOST)
@@ -445,10 +445,10 @@ impl State {
                 .iter()
                 .any(|a| a.eq_ignore_ascii_case(&h))
         }) {
-            return Err(error(
+            return Err(Box::new(error(
                 StatusCode::FORBIDDEN,
                 "Forbidden: Host header is not allowed",
-            ));
+            )));
         }
         if let Some(origin) = request.headers().get(header::ORIGIN) {
             let allowed = origin.to_str().ok().is_some_and(|origin| {
@@ -461,10 +461,10 @@ impl State {
                 })
             });
             if !allowed {
-                return Err(error(
+                return Err(Box::new(error(
                     StatusCode::FORBIDDEN,
                     "Forbidden: Origin header is not allowed",
-                ));
+                )));
             }
         }
         if let Some(token) = self
@@ -492,7 +492,7 @@ impl State {
                     header::WWW_AUTHENTICATE,
                     header::HeaderValue::from_static("Bearer"),
                 );
-                return Err(response);
+                return Err(Box::new(response));
             }
         }
         Ok(())
@@ -500,12 +500,12 @@ impl State {
 
     async fn answer(self: Arc<Self>, request: Request<Incoming>) -> HttpResponse {
         if let Err(refused) = self.admit(&request) {
-            return refused;
+            return *refused;
         }
         let (parts, body) = request.into_parts();
         let body = match collect_limited(&parts.headers, body).await {
             Ok(body) => body,
-            Err(response) => return response,
+            Err(response) => return *response,
         };
         self.route(Request::from_parts(parts, body)).await
     }
@@ -553,7 +553,7 @@ impl State {
 async fn collect_limited(
     headers: &http::HeaderMap,
     mut body: Incoming,
-) -> Result<Bytes, HttpResponse> {
+) -> Result<Bytes, Box<HttpResponse>> {
     let too_large = || {
         let mut response = error(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -570,14 +570,15 @@ async fn collect_limited(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok());
     if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
-        return Err(too_large());
+        return Err(Box::new(too_large()));
     }
     let mut collected = BytesMut::new();
     while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|e| error(StatusCode::BAD_REQUEST, &format!("body: {e}")))?;
+        let frame =
+            frame.map_err(|e| Box::new(error(StatusCode::BAD_REQUEST, &format!("body: {e}"))))?;
         if let Ok(data) = frame.into_data() {
             if collected.len() + data.len() > MAX_BODY_BYTES {
-                return Err(too_large());
+                return Err(Box::new(too_large()));
             }
             collected.extend_from_slice(&data);
         }

@@ -89,35 +89,43 @@ fn invalid_body(form_errors: Vec<String>, decision_errors: Vec<String>) -> HttpR
     )
 }
 
-fn parse_decision(body: &[u8]) -> Result<Resolution, HttpResponse> {
+fn parse_decision(body: &[u8]) -> Result<Resolution, Box<HttpResponse>> {
     let value: Value = match serde_json::from_slice(body) {
         Ok(value) => value,
         Err(_) if body.iter().all(u8::is_ascii_whitespace) => {
-            return Err(invalid_body(vec!["Required".into()], vec![]));
+            return Err(Box::new(invalid_body(vec!["Required".into()], vec![])));
         }
-        Err(e) => return Err(invalid_body(vec![format!("not JSON: {e}")], vec![])),
+        Err(e) => {
+            return Err(Box::new(invalid_body(
+                vec![format!("not JSON: {e}")],
+                vec![],
+            )));
+        }
     };
     let Some(object) = value.as_object() else {
-        return Err(invalid_body(vec!["Expected object".into()], vec![]));
+        return Err(Box::new(invalid_body(
+            vec!["Expected object".into()],
+            vec![],
+        )));
     };
     match object.get("decision") {
-        None => Err(invalid_body(vec![], vec!["Required".into()])),
+        None => Err(Box::new(invalid_body(vec![], vec!["Required".into()]))),
         Some(Value::String(d)) if d == "allow_once" => Ok(Resolution::AllowOnce),
         Some(Value::String(d)) if d == "allow_always" => Ok(Resolution::AllowAlways),
         Some(Value::String(d)) if d == "deny" => Ok(Resolution::Deny),
-        Some(other) => Err(invalid_body(
+        Some(other) => Err(Box::new(invalid_body(
             vec![],
             vec![format!(
                 "Invalid enum value. Expected 'allow_once' | 'allow_always' | 'deny', received {other}"
             )],
-        )),
+        ))),
     }
 }
 
 fn resolve(db: &Db, id: &str, body: &[u8]) -> rusqlite::Result<HttpResponse> {
     let resolution = match parse_decision(body) {
         Ok(resolution) => resolution,
-        Err(response) => return Ok(response),
+        Err(response) => return Ok(*response),
     };
     let row = match operator::resolve(db, id, resolution)? {
         Resolved::NotFound => return Ok(error(StatusCode::NOT_FOUND, "approval not found")),
