@@ -8,13 +8,13 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::mpsc::channel;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::{REPLY_DEADLINE, Server, ToolReply, bin_path};
+use crate::{REPLY_DEADLINE, Server, ToolReply, bin_path, server_command};
 
 /// A running HTTP host.
 pub struct Host {
@@ -28,16 +28,12 @@ pub struct Host {
 impl Host {
     /// Starts `bin serve <args> --listen 127.0.0.1:0` on database `db` and waits for its address.
     pub fn start(bin: &str, args: &[&str], db: &Path, env: &[(&str, &str)]) -> Self {
-        let mut cmd = Command::new(bin_path(bin));
+        let mut cmd = server_command(bin_path(bin), db);
         cmd.arg("serve")
             .args(args)
             .args(["--listen", "127.0.0.1:0"])
-            .env("CLAWBOO_DB_PATH", db)
-            .env_remove("TAVILY_API_KEY")
-            .env_remove("OPENAI_API_KEY")
             .env_remove("CLAWBOO_HTTP_TOKEN")
             .env_remove("CLAWBOO_BINDING_KEY")
-            .env("OLLAMA_HOST", "http://127.0.0.1:9")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());

@@ -827,3 +827,39 @@ fn the_approvals_page_in_a_real_browser_releases_denies_and_escapes() {
     );
     assert_eq!(browser.eval("typeof window.__pwned"), "undefined");
 }
+
+#[test]
+fn a_client_that_names_its_version_per_request_is_served_without_a_session() {
+    let dir = TempDir::new("http-stateless");
+    let host = Host::start("clawboo-mcp-tasks", &[], &dir.db_path(), &[]);
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "clawboo-tests", "version": "0"}
+    });
+    let body =
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}});
+    let reply = host.send(
+        "POST",
+        "/api/mcp/tasks",
+        &[
+            ("Accept", "application/json, text/event-stream"),
+            ("Content-Type", "application/json"),
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "tools/list"),
+        ],
+        body.to_string().as_bytes(),
+    );
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert!(reply.header("mcp-session-id").is_none());
+    let tools = reply.messages()[0]["result"]["tools"].clone();
+    assert!(
+        tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "claim_task"),
+        "{tools}"
+    );
+    assert_eq!(host.get("/api/health").json()["sessions"]["tasks"], 0);
+}

@@ -193,15 +193,9 @@ fn serve_command(info: &BinInfo, args: &[String]) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match async_runtime(info, None) {
         Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("{}: cannot start the async runtime: {e}", info.bin);
-            return ExitCode::FAILURE;
-        }
+        Err(code) => return code,
     };
     let described = config.to_string();
     let outcome = runtime.block_on(async {
@@ -224,6 +218,22 @@ fn serve_command(info: &BinInfo, args: &[String]) -> ExitCode {
     }
 }
 
+/// A multi-threaded tokio runtime (`workers` threads, else one per core), or the one-line reason
+/// it could not start.
+fn async_runtime(
+    info: &BinInfo,
+    workers: Option<usize>,
+) -> Result<tokio::runtime::Runtime, ExitCode> {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Some(workers) = workers {
+        builder.worker_threads(workers);
+    }
+    builder.enable_all().build().map_err(|e| {
+        eprintln!("{}: cannot start the async runtime: {e}", info.bin);
+        ExitCode::FAILURE
+    })
+}
+
 /// Opens the database named by the environment, or explains in one line why it cannot. Its clock
 /// is the system's, except in a debug build given `CLAWBOO_TEST_CLOCK_MS` ([`Clock::from_env`]).
 pub fn open_db(info: &BinInfo) -> Result<Db, ExitCode> {
@@ -238,16 +248,9 @@ pub fn open_db(info: &BinInfo) -> Result<Db, ExitCode> {
 
 /// Serves `server` over stdio until stdin closes or SIGTERM arrives.
 pub fn serve<S: Send + Sync + 'static>(info: &BinInfo, server: Server<S>) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    let runtime = match async_runtime(info, Some(2)) {
         Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("{}: cannot start the async runtime: {e}", info.bin);
-            return ExitCode::FAILURE;
-        }
+        Err(code) => return code,
     };
     log::info(&format!("{} serving over stdio", server.name()));
     let outcome = runtime.block_on(stdio::serve(server.clone()));
