@@ -8,6 +8,7 @@
 pub mod browser;
 pub mod http;
 pub mod loopback;
+pub mod reference;
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};

@@ -1,13 +1,21 @@
-//! `attach` on every bin: the printed config, spawned exactly as a runtime would spawn it, serves.
+//! `attach` on every bin: the printed config, spawned exactly as a runtime would spawn it, serves;
+//! every printed snippet parses with a real parser of the file it is pasted into; a relative `--db`
+//! comes out absolute; errors under `--json` are JSON.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use clawboo_tests::{BINS, Server, TempDir, bin_path};
 use serde_json::Value;
 
 fn attach_json(bin: &str, args: &[&str]) -> Value {
+    attach_json_in(bin, args, &std::env::temp_dir())
+}
+
+/// `attach --json` run from the folder `cwd`.
+fn attach_json_in(bin: &str, args: &[&str], cwd: &Path) -> Value {
     let out = Command::new(bin_path(bin))
+        .current_dir(cwd)
         .arg("attach")
         .args(args)
         .args(["--json"])
@@ -189,5 +197,187 @@ fn attach_without_a_runtime_or_with_an_unknown_one_is_a_usage_error() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
         assert!(stderr.contains("runtime"), "{stderr}");
+    }
+}
+
+/// The plain (not `--json`) output of `attach`.
+fn attach_text(bin: &str, args: &[&str]) -> String {
+    let out = Command::new(bin_path(bin))
+        .arg("attach")
+        .args(args)
+        .output()
+        .expect("run attach");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8")
+}
+
+/// The words a POSIX shell makes of `command`, found by running it with the program replaced by a
+/// function that prints its arguments.
+fn shell_words(command: &str) -> Vec<String> {
+    let program = command.split_whitespace().next().expect("a command");
+    let script = format!("{program}() {{ printf '%s\\0' \"$@\"; }}\n{command}");
+    let out = Command::new("sh")
+        .args(["-c", &script])
+        .output()
+        .expect("sh");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .expect("UTF-8")
+        .split_terminator('\0')
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn every_printed_snippet_parses_as_the_file_it_is_pasted_into() {
+    let dir = TempDir::new("attach-parse");
+    let db = dir.path().join("it's a \"db\" dir").join("clawboo.db");
+    let db_text = db.display().to_string();
+    for bin in BINS {
+        let id = bin.replace("clawboo-mcp-", "clawboo-");
+        let common = [
+            "--db",
+            db_text.as_str(),
+            "--team",
+            "tm 1",
+            "--agent",
+            "boo-1",
+        ];
+
+        // OpenClaw: a member of mcp.servers in openclaw.json, which OpenClaw reads as JSON5.
+        let mut args = vec!["--runtime", "openclaw"];
+        args.extend(common);
+        let snippet = attach_text(bin, &args);
+        assert!(!snippet.lines().any(|l| l.starts_with('#')), "{snippet}");
+        let file = format!("{{ mcp: {{ servers: {{\n{snippet}}} }} }}");
+        let parsed: Value =
+            json5::from_str(&file).unwrap_or_else(|e| panic!("{bin}: not JSON5 ({e}):\n{file}"));
+        let entry = &parsed["mcp"]["servers"][id.as_str()];
+        assert_eq!(
+            entry["command"],
+            bin_path(bin).display().to_string(),
+            "{bin}"
+        );
+        assert_eq!(entry["env"]["CLAWBOO_DB_PATH"], db_text.as_str(), "{bin}");
+        // The same entry as `openclaw mcp set <id> '<json>'`, offered in a comment line.
+        let command = snippet
+            .lines()
+            .filter_map(|l| l.strip_prefix("// "))
+            .find(|c| c.starts_with("openclaw mcp set"))
+            .expect("the openclaw mcp set command");
+        let words = shell_words(command);
+        assert_eq!(words[..3], ["mcp", "set", id.as_str()], "{bin}: {words:?}");
+        let set_entry: Value = serde_json::from_str(&words[3]).expect("the entry is JSON");
+        assert_eq!(&set_entry, entry, "{bin}");
+
+        // Codex: a table of ~/.codex/config.toml, with and without --auto-approve.
+        for approve in [false, true] {
+            let mut args = vec!["--runtime", "codex"];
+            args.extend(common);
+            if approve {
+                args.push("--auto-approve");
+            }
+            let snippet = attach_text(bin, &args);
+            let parsed: toml::Table = toml::from_str(&snippet)
+                .unwrap_or_else(|e| panic!("{bin}: not TOML ({e}):\n{snippet}"));
+            let entry = &parsed["mcp_servers"][id.as_str()];
+            assert_eq!(
+                entry["env"]["CLAWBOO_DB_PATH"].as_str(),
+                Some(db_text.as_str())
+            );
+            assert_eq!(
+                entry
+                    .get("default_tools_approval_mode")
+                    .and_then(|v| v.as_str()),
+                approve.then_some("approve"),
+                "{bin}: {snippet}"
+            );
+        }
+
+        // Claude Code: one shell command, and a .mcp.json made of the structured form.
+        let mut args = vec!["--runtime", "claude-code"];
+        args.extend(common);
+        let command = attach_text(bin, &args);
+        let words = shell_words(command.trim_end());
+        assert_eq!(words[..2], ["mcp", "add"], "{bin}: {words:?}");
+        assert!(
+            words.contains(&format!("CLAWBOO_DB_PATH={db_text}")),
+            "{bin}: {words:?}"
+        );
+        assert_eq!(words.last(), Some(&bin_path(bin).display().to_string()));
+        let structured = attach_json(bin, &args)["structured"].clone();
+        let mcp_json =
+            serde_json::to_string_pretty(&serde_json::json!({ "mcpServers": structured }))
+                .expect("serialize");
+        let parsed: Value = serde_json::from_str(&mcp_json).expect(".mcp.json is JSON");
+        assert_eq!(parsed["mcpServers"][id.as_str()]["type"], "stdio", "{bin}");
+    }
+}
+
+#[test]
+fn a_relative_db_comes_out_absolute() {
+    let dir = TempDir::new("attach-relative");
+    for bin in BINS {
+        let config = attach_json_in(
+            bin,
+            &["--runtime", "openclaw", "--db", "rel.db"],
+            dir.path(),
+        );
+        let expected = dir.path().join("rel.db");
+        assert_eq!(
+            config["structured"]["env"]["CLAWBOO_DB_PATH"],
+            expected.display().to_string(),
+            "{bin}"
+        );
+        let nested = attach_json_in(
+            bin,
+            &["--runtime", "codex", "--db", "team/./x.db"],
+            dir.path(),
+        );
+        let path = nested["structured"]["mcp_servers"][bin.replace("clawboo-mcp-", "clawboo-")]
+            ["env"]["CLAWBOO_DB_PATH"]
+            .as_str()
+            .expect("a path")
+            .to_owned();
+        assert!(Path::new(&path).is_absolute(), "{bin}: {path}");
+        assert!(
+            path.starts_with(&dir.path().display().to_string()),
+            "{bin}: {path}"
+        );
+    }
+}
+
+#[test]
+fn attach_errors_under_json_are_json_on_stdout_and_exit_2() {
+    for args in [
+        vec!["attach", "--json"],
+        vec!["attach", "--runtime", "vim", "--json"],
+        vec![
+            "attach",
+            "--runtime",
+            "claude-code",
+            "--auto-approve",
+            "--json",
+        ],
+    ] {
+        let out = Command::new(bin_path("clawboo-mcp-memory"))
+            .args(&args)
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), "", "{args:?}");
+        let error: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: not JSON ({e})"));
+        let message = error["error"].as_str().expect("an error message");
+        assert!(message.starts_with("attach: "), "{message}");
     }
 }

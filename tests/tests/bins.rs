@@ -1,12 +1,13 @@
 //! What every one of the four bins does as a process: `--help` and `--version`, an unknown flag,
-//! stdin EOF and SIGTERM (exit 0, database sound), and a database that cannot be opened (one line on
-//! stderr, a non-zero exit, never a panic).
+//! stdin EOF and SIGTERM (exit 0, database sound), a database that cannot be opened (one line on
+//! stderr, a non-zero exit, never a panic), what it logs at start-up, and tool descriptions that
+//! agree with the schemas beside them.
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use clawboo_tests::{BINS, Server, TempDir, VERSION, bin_path, integrity_check};
-use serde_json::json;
+use serde_json::{Value, json};
 
 /// Runs `bin` with `args` on the database `db`, stdin closed, and collects its output.
 fn run(bin: &str, args: &[&str], db: &Path) -> Output {
@@ -47,7 +48,7 @@ fn help_and_version_exit_zero_without_touching_the_database() {
             }
             assert_eq!(text(&out.stderr), "", "{bin} {flag}");
         }
-        for flag in ["--version", "-V"] {
+        for flag in ["--version", "-V", "version"] {
             let out = run(bin, &[flag], &db);
             assert_eq!(out.status.code(), Some(0), "{bin} {flag}");
             assert_eq!(text(&out.stdout), format!("{bin} {VERSION}\n"));
@@ -163,9 +164,14 @@ fn assert_refuses(bin: &str, db: &Path, case: &str) {
         .parent()
         .filter(|_| case == "parent is a file")
         .unwrap_or(db);
+    assert_eq!(
+        err.matches(&shown.display().to_string()).count(),
+        1,
+        "{bin} ({case}) names the path once: {err:?}"
+    );
     assert!(
-        err.contains(&shown.display().to_string()),
-        "{bin} ({case}) names the path: {err:?}"
+        !err.contains("unable to open database file"),
+        "{bin} ({case}) says why, not SQLite's catch-all: {err:?}"
     );
 }
 
@@ -192,6 +198,8 @@ fn an_unopenable_database_is_one_stderr_line_and_a_failure_exit() {
         let folder = dir.path().join("a-folder.db");
         std::fs::create_dir(&folder).unwrap();
         assert_refuses(bin, &folder, "path is a folder");
+        let err = text(&run(bin, &[], &folder).stderr);
+        assert!(err.contains("is a directory"), "{bin}: {err:?}");
 
         let locked = dir.path().join("read-only");
         std::fs::create_dir(&locked).unwrap();
@@ -208,4 +216,158 @@ fn an_unopenable_database_is_one_stderr_line_and_a_failure_exit() {
 fn set_mode(path: &Path, mode: u32) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// Runs `bin` with `RUST_LOG=info` and `env`, stdin closed, and returns what it logged.
+fn info_log(bin: &str, env: &[(&str, &str)]) -> String {
+    let mut command = Command::new(bin_path(bin));
+    command.env("RUST_LOG", "info").stdin(Stdio::null());
+    for name in [
+        "CLAWBOO_SCOPE_TEAM_ID",
+        "CLAWBOO_SCOPE_AGENT_ID",
+        "CLAWBOO_SCOPE_TENANT_ID",
+        "CLAWBOO_ROOM_TEAM_ID",
+        "CLAWBOO_AUTHOR_AGENT_ID",
+        "TAVILY_API_KEY",
+        "OPENAI_API_KEY",
+    ] {
+        command.env_remove(name);
+    }
+    command.envs(env.iter().copied());
+    let out = command.output().expect("run the bin");
+    assert_eq!(out.status.code(), Some(0), "{bin}: {}", text(&out.stderr));
+    text(&out.stderr)
+}
+
+#[test]
+fn every_bin_logs_the_database_it_opened_and_its_binding_at_info() {
+    for bin in BINS {
+        let dir = TempDir::new("bins-log");
+        let db = dir.db_path();
+        let db_text = db.display().to_string();
+        let log = info_log(bin, &[("CLAWBOO_DB_PATH", &db_text)]);
+        assert!(
+            log.contains(&format!("database {db_text} (from CLAWBOO_DB_PATH)")),
+            "{bin}: {log}"
+        );
+        assert!(log.contains("unbound"), "{bin}: {log}");
+
+        let bound = info_log(
+            bin,
+            &[
+                ("CLAWBOO_DB_PATH", &db_text),
+                ("CLAWBOO_SCOPE_TEAM_ID", "team-log"),
+                ("CLAWBOO_SCOPE_AGENT_ID", "agent-log"),
+                ("CLAWBOO_ROOM_TEAM_ID", "team-log"),
+                ("CLAWBOO_AUTHOR_AGENT_ID", "agent-log"),
+                ("TAVILY_API_KEY", "tvly-fake-log-7"),
+                ("OPENAI_API_KEY", "sk-fake-log-0123456789abcdefghij"),
+            ],
+        );
+        assert!(bound.contains("bound: "), "{bin}: {bound}");
+        assert!(
+            bound.contains("=team-log") || bound.contains("=agent-log"),
+            "{bin}: {bound}"
+        );
+        for secret in ["tvly-fake-log-7", "sk-fake-log"] {
+            assert!(!bound.contains(secret), "{bin} logged a secret: {bound}");
+        }
+    }
+}
+
+#[test]
+fn a_blank_database_variable_logs_that_the_default_is_used() {
+    let dir = TempDir::new("bins-log-default");
+    let log = info_log(
+        "clawboo-mcp-tasks",
+        &[
+            ("CLAWBOO_DB_PATH", "  "),
+            ("HOME", &dir.path().display().to_string()),
+        ],
+    );
+    let default = dir
+        .path()
+        .join(".openclaw")
+        .join("clawboo")
+        .join("clawboo.db");
+    assert!(
+        log.contains(&format!("database {} (the default", default.display())),
+        "{log}"
+    );
+    assert!(default.exists());
+}
+
+/// Every `a..b` range and the word after each `default` in a description, as the text says it.
+fn described_bounds(description: &str) -> (Vec<(f64, f64)>, Vec<String>) {
+    let words: Vec<&str> = description
+        .split(|c: char| c.is_whitespace() || "(),;:".contains(c))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let ranges = words
+        .iter()
+        .filter_map(|w| {
+            let (low, high) = w.trim_end_matches('.').split_once("..")?;
+            Some((low.parse().ok()?, high.parse().ok()?))
+        })
+        .collect();
+    let defaults = words
+        .windows(2)
+        .filter(|pair| pair[0].eq_ignore_ascii_case("default"))
+        .map(|pair| pair[1].trim_end_matches('.').to_owned())
+        .collect();
+    (ranges, defaults)
+}
+
+#[test]
+fn tool_descriptions_agree_with_their_schemas() {
+    let mut checked = 0;
+    for bin in BINS {
+        let dir = TempDir::new("bins-schema");
+        let mut server = Server::spawn(
+            bin,
+            &dir.db_path(),
+            &[("TAVILY_API_KEY", "tvly-fake-schema-1")],
+        );
+        for tool in server.list_tools() {
+            let name = tool["name"].as_str().unwrap_or("?").to_owned();
+            let properties = tool["inputSchema"]["properties"]
+                .as_object()
+                .cloned()
+                .unwrap_or_default();
+            for (field, schema) in properties {
+                let description = schema["description"].as_str().unwrap_or("");
+                let min = schema["minimum"].as_f64();
+                let max = schema["maximum"].as_f64();
+                let (ranges, defaults) = described_bounds(description);
+                let at = format!("{bin} {name}.{field}: {description:?} vs {schema}");
+                for (low, high) in &ranges {
+                    assert_eq!((Some(*low), Some(*high)), (min, max), "{at}");
+                    checked += 1;
+                }
+                for default in &defaults {
+                    if let Ok(number) = default.parse::<f64>() {
+                        assert!(
+                            min.is_none_or(|m| number >= m) && max.is_none_or(|m| number <= m),
+                            "a default outside the range: {at}"
+                        );
+                        checked += 1;
+                    } else if let Some(Value::Array(allowed)) = schema.get("enum") {
+                        assert!(
+                            allowed.iter().any(|v| v == default.as_str()),
+                            "a default that is not one of the values: {at}"
+                        );
+                        checked += 1;
+                    }
+                }
+                if let (Some(low), Some(high)) = (min, max) {
+                    assert!(
+                        ranges.contains(&(low, high)),
+                        "the description does not say the range: {at}"
+                    );
+                }
+            }
+        }
+        server.close();
+    }
+    assert!(checked >= 4, "the walk found the ranged fields ({checked})");
 }

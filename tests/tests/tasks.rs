@@ -27,9 +27,10 @@ const STATUSES: [&str; 7] = [
     "cancelled",
 ];
 
-/// The spec's §2 table, restated here so the test does not trust the code under test.
-fn legal(from: &str, to: &str) -> bool {
-    let targets: &[&str] = match from {
+/// The spec's §2 table, restated here so the test does not trust the code under test: the
+/// statuses reachable from `from` in one move, in table order.
+fn targets(from: &str) -> &'static [&'static str] {
+    match from {
         "backlog" => &["todo", "blocked", "cancelled"],
         "todo" => &["in_progress", "blocked", "backlog", "cancelled"],
         "in_progress" => &["in_review", "done", "blocked", "todo", "cancelled"],
@@ -37,8 +38,22 @@ fn legal(from: &str, to: &str) -> bool {
         "blocked" => &["todo", "in_progress", "backlog", "cancelled"],
         "done" | "cancelled" => &[],
         other => panic!("unknown status {other}"),
+    }
+}
+
+fn legal(from: &str, to: &str) -> bool {
+    from == to || targets(from).contains(&to)
+}
+
+/// The text of a refused move: the reference's `<action> failed: illegal_transition` (spec §3.7),
+/// then our detail, `(<from> → <to>; allowed: <targets, or none>)`.
+fn illegal(action: &str, from: &str, to: &str, allowed: &[&str]) -> String {
+    let allowed = if allowed.is_empty() {
+        "none".to_owned()
+    } else {
+        allowed.join(", ")
     };
-    from == to || targets.contains(&to)
+    format!("{action} failed: illegal_transition ({from} → {to}; allowed: {allowed})")
 }
 
 /// The keys of a task object (spec §1.4).
@@ -635,7 +650,7 @@ fn every_edge_of_the_status_matrix_through_update_task_status() {
                 assert!(reply.is_error, "{from} -> {to} was allowed");
                 assert_eq!(
                     reply.text(),
-                    "status change failed: illegal_transition",
+                    illegal("status change", from, to, targets(from)),
                     "{from} -> {to}"
                 );
                 assert_eq!(reply.denied, None);
@@ -657,7 +672,7 @@ fn block_unblock_claim_and_release_from_every_status() {
         } else {
             assert_eq!(
                 reply.text(),
-                "block failed: illegal_transition",
+                illegal("block", from, "blocked", targets(from)),
                 "from {from}"
             );
             assert_eq!(b.status_of(&id), from);
@@ -671,7 +686,7 @@ fn block_unblock_claim_and_release_from_every_status() {
         } else {
             assert_eq!(
                 reply.text(),
-                "unblock failed: illegal_transition",
+                illegal("unblock", from, "todo", targets(from)),
                 "from {from}"
             );
             assert_eq!(b.status_of(&id), from);
@@ -698,11 +713,12 @@ fn block_unblock_claim_and_release_from_every_status() {
             assert_eq!(reply.text(), format!("released: {id}"));
             assert_eq!(b.status_of(&id), "todo");
         } else {
-            // The reference answers success and does nothing; here the caller hears about it.
+            // The reference answers success and does nothing; here the caller hears about it. Only
+            // an in_progress task can be released, so from anywhere else nothing is allowed.
             assert!(reply.is_error, "release from {from} succeeded");
             assert_eq!(
                 reply.text(),
-                "release failed: illegal_transition",
+                illegal("release", from, "todo", &[]),
                 "from {from}"
             );
             assert_eq!(b.status_of(&id), from);
@@ -1393,28 +1409,10 @@ fn a_team_bound_session_sees_and_touches_only_its_team() {
     assert_eq!(reply.json()["status"], "blocked");
 }
 
-/// The reference implementation's DDL for the board (spec §1.3), with no schema-version table: a
-/// file it wrote must be served as it is.
-const REFERENCE_DDL: &str = "
-CREATE TABLE tasks (
-    id TEXT PRIMARY KEY, title TEXT NOT NULL, description TEXT,
-    status TEXT NOT NULL DEFAULT 'backlog', priority INTEGER NOT NULL DEFAULT 0, team_id TEXT,
-    assignee_agent_id TEXT, assignee_runtime TEXT, parent_task_id TEXT REFERENCES tasks(id),
-    source_delegation_id TEXT, worktree_ref TEXT, branch_ref TEXT,
-    cost_usd REAL NOT NULL DEFAULT 0, parent_session_id TEXT, dropped INTEGER NOT NULL DEFAULT 0,
-    tenant_id TEXT, verification TEXT, scheduled_by TEXT NOT NULL DEFAULT 'manual',
-    created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, completed_at INTEGER
-);
-CREATE TABLE task_deps (
-    task_id TEXT NOT NULL REFERENCES tasks(id),
-    depends_on_task_id TEXT NOT NULL REFERENCES tasks(id),
-    tenant_id TEXT,
-    PRIMARY KEY (task_id, depends_on_task_id)
-);
-CREATE TABLE task_comments (
-    id TEXT PRIMARY KEY, task_id TEXT NOT NULL REFERENCES tasks(id), author_agent_id TEXT,
-    author_type TEXT NOT NULL, body TEXT NOT NULL, tenant_id TEXT, created_at INTEGER NOT NULL
-);
+/// Rows the reference implementation wrote into its own tables
+/// ([`clawboo_tests::reference::DDL`]), with no schema-version table: a file it wrote must be
+/// served as it is.
+const REFERENCE_ROWS: &str = "
 INSERT INTO tasks (id, title, status, priority, team_id, created_at, updated_at, cost_usd)
 VALUES ('5f0c6a7e-1d2b-4c3d-8e4f-a1b2c3d4e5f6', 'from the reference', 'todo', 2, 'ref', 1700000000000, 1700000000000, 0.25),
        ('6a1d7b8f-2e3c-4d4e-9f5a-b2c3d4e5f6a7', 'its blocker', 'in_progress', 0, 'ref', 1700000000001, 1700000000001, 0);
@@ -1428,7 +1426,12 @@ VALUES ('7b2e8c9a-3f4d-4e5f-8a6b-c3d4e5f6a7b8', '5f0c6a7e-1d2b-4c3d-8e4f-a1b2c3d
 fn a_file_written_by_the_reference_schema_is_served_and_stays_readable_by_it() {
     let dir = TempDir::new("tasks-interop");
     let db = dir.db_path();
-    sql(&db).execute_batch(REFERENCE_DDL).unwrap();
+    let reference = sql(&db);
+    reference
+        .execute_batch(clawboo_tests::reference::DDL)
+        .unwrap();
+    reference.execute_batch(REFERENCE_ROWS).unwrap();
+    drop(reference);
     let reference_task = "5f0c6a7e-1d2b-4c3d-8e4f-a1b2c3d4e5f6";
     let blocker = "6a1d7b8f-2e3c-4d4e-9f5a-b2c3d4e5f6a7";
 
@@ -1472,16 +1475,18 @@ fn a_file_written_by_the_reference_schema_is_served_and_stays_readable_by_it() {
 }
 
 #[test]
-fn a_debug_bin_stamps_rows_from_the_test_clock_it_is_given() {
+fn a_debug_bin_stamps_rows_from_the_test_clock_it_is_given_and_a_release_bin_ignores_it() {
     let mut b = Board::with_env("tasks-test-clock", &[STEPPING_CLOCK]);
     let start: i64 = STEPPING_CLOCK.1.parse().unwrap();
     let id = b.task("todo");
     let created = b.get(&id)["task"].clone();
     let created_at = created["createdAt"].as_i64().unwrap();
     assert_eq!(created["updatedAt"].as_i64(), Some(created_at));
-    assert!(
+    // The bins under test are built with the same profile as this test.
+    assert_eq!(
         (start..start + 100).contains(&created_at),
-        "the clock starts at {start}, not at the system time: {created}"
+        cfg!(debug_assertions),
+        "a debug bin's clock starts at {start}, a release bin's is the system's: {created}"
     );
     let claimed = b.json("claim_task", json!({"taskId": id, "assigneeAgentId": "a"}));
     assert!(claimed["updatedAt"].as_i64().unwrap() > created_at);

@@ -178,6 +178,59 @@ fn check_file(path: &str, text: &str) -> Vec<Violation> {
     found
 }
 
+/// Whether `path` holds errors a client reads (tool-errors, REST bodies, operator output).
+fn client_facing(path: &str) -> bool {
+    [
+        "servers/",
+        "board/",
+        "memory/mod.rs",
+        "teamchat/",
+        "clawbrain/",
+        "broker/",
+    ]
+    .iter()
+    .any(|dir| path.contains(&format!("crates/clawboo-core/src/{dir}")))
+        && !path.ends_with("tests.rs")
+}
+
+/// The `#[error(…)]` texts of `text` that carry no `Wire:` tag: neither in their variant's doc
+/// comment nor in their enum's. A tag says whose contract the text is (`Wire: reference` — keep
+/// it byte for byte, detail may only be appended — or `Wire: ours`).
+fn untagged_errors(path: &str, text: &str) -> Vec<Violation> {
+    let mut found = Vec::new();
+    let mut doc_tagged = false;
+    let mut enum_tagged = false;
+    for (index, line) in text.lines().enumerate() {
+        let code = line.trim_start();
+        if code.starts_with("#[cfg(test)]") {
+            break;
+        }
+        if code.starts_with("///") {
+            doc_tagged |= code.contains("Wire:");
+            continue;
+        }
+        if code.starts_with("pub enum")
+            || code.starts_with("enum")
+            || code.starts_with("pub(crate) enum")
+        {
+            enum_tagged = doc_tagged;
+        }
+        let is_error_text =
+            code.starts_with("#[error(") && !code.starts_with("#[error(transparent)]");
+        if is_error_text && !(doc_tagged || enum_tagged) {
+            found.push(Violation {
+                path: path.to_owned(),
+                line: index + 1,
+                rule: "a client-facing error text says whose contract it is (Wire: reference | ours)",
+            });
+        }
+        if !code.starts_with("#[") {
+            doc_tagged = false;
+        }
+    }
+    found
+}
+
 fn rust_sources(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
@@ -192,13 +245,6 @@ fn rust_sources(dir: &Path, out: &mut Vec<PathBuf>) {
         }
     }
 }
-
-/// Files that still break a rule while a change that mends them is under way, with that rule.
-/// Each entry must still be needed: the test fails when one is mended, so the list only shrinks.
-const PENDING: &[(&str, &str)] = &[(
-    "crates/clawboo-core/src/db.rs",
-    "db imports no repository (the schema list lives outside db)",
-)];
 
 #[test]
 fn the_tree_keeps_the_dependency_arrows() {
@@ -220,16 +266,10 @@ fn the_tree_keeps_the_dependency_arrows() {
         }
         let text = std::fs::read_to_string(file).expect("readable source");
         violations.extend(check_file(&relative, &text));
+        if client_facing(&relative) {
+            violations.extend(untagged_errors(&relative, &text));
+        }
     }
-    for (path, rule) in PENDING {
-        assert!(
-            violations
-                .iter()
-                .any(|v| v.path == *path && v.rule == *rule),
-            "{path} no longer breaks \"{rule}\": remove it from PENDING"
-        );
-    }
-    violations.retain(|v| !PENDING.contains(&(v.path.as_str(), v.rule)));
     let report: Vec<String> = violations
         .iter()
         .map(|v| format!("{}:{}: {}", v.path, v.line, v.rule))
@@ -239,6 +279,18 @@ fn the_tree_keeps_the_dependency_arrows() {
         "the arrows are broken:\n{}",
         report.join("\n")
     );
+}
+
+#[test]
+fn an_error_text_without_a_wire_tag_is_reported() {
+    let path = "crates/clawboo-core/src/servers/tasks.rs";
+    let untagged = "/// A refusal.\n#[derive(thiserror::Error)]\npub enum E {\n    /// Gone.\n    #[error(\"gone\")]\n    Gone,\n}";
+    assert_eq!(untagged_errors(path, untagged).len(), 1);
+    let by_variant = untagged.replace("/// Gone.", "/// Gone. Wire: ours.");
+    assert!(untagged_errors(path, &by_variant).is_empty());
+    let by_enum = untagged.replace("/// A refusal.", "/// A refusal. Wire: reference.");
+    assert!(untagged_errors(path, &by_enum).is_empty());
+    assert!(!client_facing("crates/clawboo-core/src/db.rs"));
 }
 
 /// Each rule, fed one line that breaks it, reports it; the same line where it belongs does not.

@@ -63,6 +63,22 @@ fn pending(db: &Path, n: usize) -> Vec<Value> {
     }
 }
 
+/// Spawns the server (fast poll, a wait of `timeout_ms`) and starts a `delete_path` call that waits
+/// for a person; returns the server, the call's request id and the pending approval's id.
+fn waiting_call(db: &Path, timeout_ms: &str) -> (Server, u64, String) {
+    let mut server = Server::spawn(
+        BIN,
+        db,
+        &[FAST_POLL, ("CLAWBOO_TOOL_APPROVAL_TIMEOUT_MS", timeout_ms)],
+    );
+    let call = server.send_request(
+        "tools/call",
+        json!({"name": "delete_path", "arguments": {"path": "/tmp/x"}}),
+    );
+    let id = pending(db, 1)[0]["id"].as_str().unwrap().to_owned();
+    (server, call, id)
+}
+
 fn approve(db: &Path, id: &str, extra: &[&str]) {
     let mut args = vec!["approve", id];
     args.extend_from_slice(extra);
@@ -198,16 +214,7 @@ fn a_call_waiting_when_the_client_goes_away_is_expired_not_left_pending() {
         Server::close as fn(Server) -> std::process::ExitStatus,
         Server::terminate,
     ] {
-        let mut server = Server::spawn(
-            BIN,
-            &db,
-            &[FAST_POLL, ("CLAWBOO_TOOL_APPROVAL_TIMEOUT_MS", "600000")],
-        );
-        server.send_request(
-            "tools/call",
-            json!({"name": "delete_path", "arguments": {"path": "/tmp/x"}}),
-        );
-        let id = pending(&db, 1)[0]["id"].as_str().unwrap().to_owned();
+        let (server, _, id) = waiting_call(&db, "600000");
         assert_eq!(end_session(server).code(), Some(0));
         let status = operator(&db, &["approvals", "--json"]);
         assert_eq!(status.json()["approvals"], json!([]), "{}", status.out);
@@ -242,7 +249,13 @@ fn a_denied_request_reaches_the_client_as_approval_deny() {
     assert_eq!(reply.denied.as_deref(), Some("approval:deny"));
     assert_eq!(reply.raw["_meta"], json!({"denied": "approval:deny"}));
     let rows = audit(&db, "delete_path");
-    assert_eq!(rows.len(), 1, "no after-row for a call that never ran");
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(rows[1]["decision"], "require_approval");
+    assert_eq!(
+        (&rows[0]["phase"], &rows[0]["decision"], &rows[0]["isError"]),
+        (&json!("after"), &json!("deny"), &json!(1)),
+        "the call that never ran ends with an after row naming the denial"
+    );
 }
 
 #[test]
@@ -274,6 +287,60 @@ fn an_unanswered_request_times_out_and_is_marked_expired() {
     );
     let rows = operator(&db, &["approvals", "--json"]).json();
     assert_eq!(rows["approvals"], json!([]));
+    let trail = audit(&db, "delete_path");
+    assert_eq!(trail.len(), 2, "{trail:?}");
+    assert_eq!(
+        (&trail[0]["phase"], &trail[0]["decision"]),
+        (&json!("after"), &json!("timeout"))
+    );
+}
+
+#[test]
+fn a_waiter_killed_with_sigkill_leaves_the_queue_and_its_call_ends_abandoned() {
+    let dir = TempDir::new("tools-sigkill");
+    let db = dir.db_path();
+    let (server, _, id) = waiting_call(&db, "600000");
+    let killed = Command::new("kill")
+        .args(["-KILL", &server.pid().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(killed.success());
+    drop(server);
+    let started = Instant::now();
+    loop {
+        let queue = operator(&db, &["approvals", "--json"]);
+        assert_eq!(queue.code, 0, "{}", queue.err);
+        if queue.json()["approvals"] == json!([]) {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the killed caller's request never left the queue (TTL is 300 s)"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(
+        sql_count(
+            &db,
+            &format!(
+                "SELECT count(*) FROM tool_call_approvals WHERE id = '{id}' AND status = 'expired'"
+            )
+        ),
+        1
+    );
+    let trail = audit(&db, "delete_path");
+    assert_eq!(trail.len(), 2, "{trail:?}");
+    assert_eq!(
+        (&trail[0]["phase"], &trail[0]["decision"]),
+        (&json!("after"), &json!("abandoned"))
+    );
+    let late = operator(&db, &["approve", &id]);
+    assert_eq!(late.code, 1, "nobody approves a call no one waits for");
+    assert!(
+        late.err.ends_with("; allow_once not applied\n"),
+        "{}",
+        late.err
+    );
 }
 
 #[test]
@@ -350,8 +417,12 @@ fn an_injection_argument_is_denied_without_execution() {
     );
     assert_eq!(sql_count(&db, "SELECT count(*) FROM tool_notes"), 0);
     let rows = audit(&db, "note");
-    assert_eq!(rows.len(), 1);
-    assert_eq!(rows[0]["decision"], "deny");
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[1]["decision"], "deny");
+    assert_eq!(
+        rows[0]["resultSummary"],
+        "denied: security:injection:ignore-previous"
+    );
 
     let kept = server.call("note", json!({"note": "retro on friday"}));
     assert!(!kept.is_error);
@@ -491,24 +562,25 @@ fn operator_commands_explain_failures_and_change_nothing_twice() {
         usage.err
     );
 
-    let mut server = Server::spawn(
-        BIN,
-        &db,
-        &[FAST_POLL, ("CLAWBOO_TOOL_APPROVAL_TIMEOUT_MS", "30000")],
-    );
-    let call = server.send_request(
-        "tools/call",
-        json!({"name": "delete_path", "arguments": {"path": "/tmp/x"}}),
-    );
-    let id = pending(&db, 1)[0]["id"].as_str().unwrap().to_owned();
+    let (mut server, call, id) = waiting_call(&db, "30000");
     let first = operator(&db, &["deny", &id, "--json"]);
     assert_eq!(first.code, 0);
     assert_eq!(first.json()["approval"]["status"], "deny");
     let second = operator(&db, &["approve", &id]);
-    assert_eq!(second.code, 1);
-    assert_eq!(
-        second.out,
-        format!("approval {id} (delete_path) was already resolved as deny; nothing changed\n")
+    assert_eq!((second.code, second.out.as_str()), (1, ""));
+    assert!(
+        second.err.starts_with(&format!(
+            "approval {id} (delete_path) was already resolved as deny at "
+        )) && second.err.ends_with("; allow_once not applied\n"),
+        "{}",
+        second.err
+    );
+    let repeat = operator(&db, &["deny", &id]);
+    assert_eq!(repeat.code, 0, "{}", repeat.err);
+    assert!(
+        repeat.out.ends_with("; nothing changed\n"),
+        "{}",
+        repeat.out
     );
     assert_eq!(
         Server::tool_reply(server.wait_response(call))

@@ -112,11 +112,15 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         match arg.as_str() {
             "--quick" => quick = true,
             "--vs" => vs.push(Subject::Vs(
-                rest.next().context("--vs needs a command")?.clone(),
+                rest.next()
+                    .ok_or_else(|| crate::usage("--vs needs a command".into()))?
+                    .clone(),
             )),
-            other => bail!(
-                "unexpected argument {other:?}; usage: cargo xtask bench [--quick] [--vs 'COMMAND']..."
-            ),
+            other => {
+                return Err(crate::usage(format!(
+                    "unexpected argument {other:?}; usage: cargo xtask bench [--quick] [--vs 'COMMAND']..."
+                )));
+            }
         }
     }
     probe::build_bins("release")?;
@@ -196,6 +200,16 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
             1,
             |s| peak_rss(s, bin),
         )?);
+    }
+
+    for (name, unit, ours) in crate::bench_clawbrain::figures(quick)? {
+        let vs = vec![None; subjects.len() - 1];
+        rows.push(Row {
+            name,
+            unit,
+            ours,
+            vs,
+        });
     }
 
     print_table(&subjects, &rows);

@@ -2,10 +2,16 @@
 //!
 //! Builds the bins (release unless `--debug`), then for each: spawns it over stdio on a fresh
 //! temporary database, times `initialize` + `tools/list`, and checks the advertised name and tool
-//! count. Prints one line per server; fails on any mismatch.
+//! count; then the memory bin's `clawbrain` mode on a temporary vault (server `clawbrain`, the 7
+//! tools of seed 002 plus `memory_feedback`). Prints one line per server; fails on any mismatch.
+//!
+//! The build shows cargo's own progress (its `Compiling …` lines, on stderr) as soon as cargo has
+//! anything to build, because a first release build takes minutes; when everything is fresh it
+//! prints nothing, so a second run shows only the table.
 
-use std::path::PathBuf;
-use std::process::Command;
+use std::io::{BufRead, BufReader, IsTerminal};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use anyhow::{Context, bail};
@@ -22,19 +28,12 @@ pub const EXPECTED: [(&str, &str, usize); 4] = [
 
 /// Builds the four bins with `profile` (`debug` or `release`).
 pub fn build_bins(profile: &str) -> anyhow::Result<()> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut cmd = Command::new(cargo);
-    cmd.current_dir(workspace_root()).args(["build", "--quiet"]);
-    if profile == "release" {
-        cmd.arg("--release");
-    }
-    for (bin, _, _) in EXPECTED {
-        cmd.args(["--bin", bin]);
-    }
-    let status = cmd.status().context("cannot run cargo build")?;
-    if !status.success() {
-        bail!("cargo build of the server bins failed");
-    }
+    let args: &[&str] = if profile == "release" {
+        &["--release"]
+    } else {
+        &[]
+    };
+    cargo_build(args, &[])?;
     // SAFETY of set_var: xtask is single-threaded at this point.
     unsafe {
         std::env::set_var("CLAWBOO_TEST_PROFILE", profile);
@@ -43,19 +42,99 @@ pub fn build_bins(profile: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `cargo xtask probe [--debug]`.
-pub fn run(args: &[String]) -> anyhow::Result<()> {
-    let profile = if args.iter().any(|a| a == "--debug") {
-        "debug"
-    } else {
-        "release"
-    };
-    build_bins(profile)?;
-    probe_bins(bin_path)
+/// `cargo build <args>` of the four bins with the extra environment `env`. Cargo's stderr is held
+/// back until it shows work (a crate compiling, the index updating, a lock being waited for), then
+/// passed through line by line; a build with nothing to do prints nothing. A failed build prints
+/// everything cargo said.
+pub fn cargo_build(args: &[&str], env: &[(&str, &str)]) -> anyhow::Result<()> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(workspace_root()).arg("build").args(args);
+    if std::io::stderr().is_terminal() {
+        cmd.arg("--color=always");
+    }
+    for (bin, _, _) in EXPECTED {
+        cmd.args(["--bin", bin]);
+    }
+    cmd.envs(env.iter().copied()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().context("cannot run cargo build")?;
+    let stderr = child.stderr.take().context("cargo's stderr is piped")?;
+    let mut held = Vec::new();
+    let mut streaming = false;
+    for line in BufReader::new(stderr).lines() {
+        let line = line.context("cannot read cargo's output")?;
+        if streaming {
+            eprintln!("{line}");
+        } else if shows_work(&line) {
+            streaming = true;
+            eprintln!(
+                "cargo is building the server bins ({}); a first build takes minutes, see README",
+                if args.contains(&"--release") {
+                    "release, LTO"
+                } else {
+                    "debug"
+                }
+            );
+            for earlier in held.drain(..) {
+                eprintln!("{earlier}");
+            }
+            eprintln!("{line}");
+        } else {
+            held.push(line);
+        }
+    }
+    let status = child.wait().context("cargo build did not finish")?;
+    if !status.success() {
+        for line in held {
+            eprintln!("{line}");
+        }
+        bail!("cargo build of the server bins failed ({status})");
+    }
+    Ok(())
 }
 
-/// Probes the four bins found by `locate`: one line each; an error listing every mismatch.
-pub fn probe_bins(locate: impl Fn(&str) -> PathBuf) -> anyhow::Result<()> {
+/// Whether a line of cargo's stderr means it is doing work rather than reporting a fresh build.
+fn shows_work(line: &str) -> bool {
+    let mut plain = String::with_capacity(line.len());
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            // An ANSI colour sequence: ESC [ … letter.
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            plain.push(c);
+        }
+    }
+    let word = plain.split_whitespace().next().unwrap_or("");
+    matches!(
+        word,
+        "Compiling" | "Updating" | "Downloading" | "Downloaded" | "Locking" | "Adding" | "Blocking"
+    )
+}
+
+/// `cargo xtask probe [--debug]`.
+pub fn run(args: &[String]) -> anyhow::Result<()> {
+    let profile = match args {
+        [] => "release",
+        [flag] if flag == "--debug" => "debug",
+        other => {
+            return Err(crate::usage(format!(
+                "unexpected arguments {other:?}; usage: cargo xtask probe [--debug]"
+            )));
+        }
+    };
+    build_bins(profile)?;
+    probe_bins(|bin, db| Server::spawn_command(bin_path(bin), db, &[]))?;
+    probe_clawbrain(&bin_path("clawboo-mcp-memory"))
+}
+
+/// Probes the four bins, each started by `launch(bin, database)`: one line each; an error listing
+/// every mismatch.
+pub fn probe_bins(launch: impl Fn(&str, &Path) -> Server) -> anyhow::Result<()> {
     let mut failures = Vec::new();
     println!(
         "{:<22} {:<18} {:>8} {:>6} {:>8}",
@@ -64,7 +143,7 @@ pub fn probe_bins(locate: impl Fn(&str) -> PathBuf) -> anyhow::Result<()> {
     for (bin, name, expected_tools) in EXPECTED {
         let dir = TempDir::new("probe");
         let started = Instant::now();
-        let mut server = Server::spawn_command(locate(bin), &dir.db_path(), &[]);
+        let mut server = launch(bin, &dir.db_path());
         let info = server.initialize();
         let tools = server.list_tools();
         let elapsed = started.elapsed();
@@ -99,4 +178,85 @@ pub fn probe_bins(locate: impl Fn(&str) -> PathBuf) -> anyhow::Result<()> {
     }
     println!("probe: all {} servers answered", EXPECTED.len());
     Ok(())
+}
+
+/// The seed-002 tools plus `memory_feedback`, served by `clawboo-mcp-memory clawbrain`.
+const CLAWBRAIN_TOOLS: [&str; 8] = [
+    "memory_store",
+    "memory_retrieve",
+    "memory_search",
+    "memory_update",
+    "memory_delete",
+    "credit_report",
+    "memory_compact",
+    "memory_feedback",
+];
+
+/// Probes `<memory_bin> clawbrain` on a fresh vault: one line; an error listing every mismatch.
+pub fn probe_clawbrain(memory_bin: &Path) -> anyhow::Result<()> {
+    let mut failures = Vec::new();
+    let dir = TempDir::new("probe-clawbrain");
+    let vault = dir.path().join("memory").display().to_string();
+    let started = Instant::now();
+    let mut server = Server::spawn_program(
+        memory_bin.to_path_buf(),
+        &["clawbrain"],
+        &dir.db_path(),
+        &[("MEMORY_DIR", vault.as_str())],
+    );
+    let info = server.initialize();
+    let tools = server.list_tools();
+    let elapsed = started.elapsed();
+    let status = server.close();
+    let got_name = info["serverInfo"]["name"].as_str().unwrap_or("?");
+    let version = info["serverInfo"]["version"].as_str().unwrap_or("?");
+    println!(
+        "{:<22} {got_name:<18} {version:>8} {:>6} {:>8.1}",
+        "  … memory clawbrain",
+        tools.len(),
+        elapsed.as_secs_f64() * 1000.0
+    );
+    let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+    if got_name != "clawbrain" || version != VERSION {
+        failures.push(format!(
+            "clawbrain mode: server {got_name:?} {version:?}, expected \"clawbrain\" {VERSION:?}"
+        ));
+    }
+    if names.len() != CLAWBRAIN_TOOLS.len() || CLAWBRAIN_TOOLS.iter().any(|t| !names.contains(t)) {
+        failures.push(format!(
+            "clawbrain mode: tools {names:?}, expected {CLAWBRAIN_TOOLS:?}"
+        ));
+    }
+    if !status.success() {
+        failures.push(format!(
+            "clawbrain mode: exited with {status} after stdin closed"
+        ));
+    }
+    if !failures.is_empty() {
+        bail!("probe failed:\n  {}", failures.join("\n  "));
+    }
+    println!("probe: the memory bin's clawbrain mode answered");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shows_work;
+
+    #[test]
+    fn compiling_lines_show_work_and_a_fresh_build_does_not() {
+        assert!(shows_work(
+            "   Compiling clawboo-core v0.1.0 (/src/crates/clawboo-core)"
+        ));
+        assert!(shows_work(
+            "\u{1b}[1m\u{1b}[32m   Compiling\u{1b}[0m serde v1.0.0"
+        ));
+        assert!(shows_work(
+            "    Blocking waiting for file lock on build directory"
+        ));
+        assert!(!shows_work(
+            "    Finished `release` profile [optimized] target(s) in 0.20s"
+        ));
+        assert!(!shows_work("warning: unused variable: `x`"));
+    }
 }

@@ -7,12 +7,20 @@
 //! binding the server sees and the model cannot change it.
 //!
 //! Guarantees: a pure function of its inputs; every value is quoted for where it lands (shell words
-//! for `claude mcp add`, TOML basic strings for Codex, JSON strings for OpenClaw and the structured
-//! forms), so paths with spaces or quotes survive — the reference interpolates them raw.
+//! for `claude mcp add` and `openclaw mcp set`, TOML basic strings for Codex, JSON strings for
+//! OpenClaw and the structured forms), so paths with spaces or quotes survive — the reference
+//! interpolates them raw. Every snippet is valid as pasted whole into the file it names: the Codex
+//! one is a TOML table whose header comment is a TOML `#` comment; the OpenClaw one is a member of
+//! `mcp.servers` in `openclaw.json`, which OpenClaw reads as JSON5, so its comment lines are `//`
+//! (a `#` line makes OpenClaw refuse the whole file).
 //! Decisions: stdio runs the native bin directly (`command` = the bin, `args` = `[]`); the Codex
 //! header names `~/.codex/config.toml` for both transports; the HTTP URL carries the binding as query
 //! parameters like the reference and, given the install's binding key, a signature `sig` over them
-//! (what `serve` requires by default).
+//! (what `serve` requires by default). OpenClaw's snippet also offers, in a comment, the same entry
+//! as one `openclaw mcp set <id> '<json>'` command (also [`AttachConfig::command`]). Codex's entry
+//! carries `default_tools_approval_mode = "approve"` only when asked ([`AttachRequest::auto_approve`]):
+//! under `approval_policy = "never"` (`codex exec`, CI) Codex refuses every MCP call without it,
+//! but it also lets an interactive session call every tool of the server without asking.
 //!
 //! Must never: read the environment or the file system.
 
@@ -97,6 +105,9 @@ pub struct AttachRequest {
     pub scope: Scope,
     /// The install's binding key: HTTP URLs carrying a binding are signed with it.
     pub binding_key: Option<BindingKey>,
+    /// Codex only: let the runtime call this server's tools without asking
+    /// (`default_tools_approval_mode = "approve"`), which `codex exec` needs.
+    pub auto_approve: bool,
 }
 
 /// A generated attach config: the snippet to paste and the same thing as data.
@@ -110,6 +121,9 @@ pub struct AttachConfig {
     pub snippet: String,
     /// The structured form (what the runtime's config file holds).
     pub structured: Value,
+    /// The same entry as one shell command that installs it, where the runtime has one that takes
+    /// the whole entry (`claude mcp add …`, `openclaw mcp set …`); `None` for Codex.
+    pub command: Option<String>,
 }
 
 /// The reference's HTTP address of `server`: `<base>/api/mcp/<server>` (one trailing `/` of the
@@ -138,17 +152,13 @@ pub fn signed_http_url(base: &str, server: ServerKind, scope: &Scope, key: &Bind
 /// Builds the attach config for `request`.
 pub fn attach_config(request: &AttachRequest) -> AttachConfig {
     let id = request.server.id();
-    let (snippet, structured) = match request.transport {
+    let entry = match request.transport {
         Transport::Http => {
             let base = request.http_base.as_deref().unwrap_or(DEFAULT_HTTP_BASE);
-            http_snippet(
-                request.runtime,
-                &id,
-                &match &request.binding_key {
-                    Some(key) => signed_http_url(base, request.server, &request.scope, key),
-                    None => http_url(base, request.server, &request.scope),
-                },
-            )
+            Entry::Http(match &request.binding_key {
+                Some(key) => signed_http_url(base, request.server, &request.scope, key),
+                None => http_url(base, request.server, &request.scope),
+            })
         }
         Transport::Stdio => {
             let mut env: Vec<(&str, String)> = Vec::new();
@@ -156,72 +166,95 @@ pub fn attach_config(request: &AttachRequest) -> AttachConfig {
                 env.push((DB_PATH_ENV, db));
             }
             env.extend(Binding::from_scope(request.server, &request.scope).env_pairs());
-            stdio_snippet(request.runtime, &id, &request.bin_path, &env)
+            Entry::Stdio {
+                bin: &request.bin_path,
+                env,
+            }
         }
+    };
+    let auto_approve = request.auto_approve && request.runtime == Runtime::Codex;
+    let (snippet, structured, command) = match request.runtime {
+        Runtime::ClaudeCode => claude_code(&id, &entry),
+        Runtime::Codex => codex(&id, &entry, auto_approve),
+        Runtime::OpenClaw => openclaw(&id, &entry),
     };
     AttachConfig {
         id,
         transport: request.transport,
         snippet,
         structured,
+        command,
     }
 }
 
-fn http_snippet(runtime: Runtime, id: &str, url: &str) -> (String, Value) {
-    match runtime {
-        Runtime::ClaudeCode => (
-            format!("claude mcp add --transport http {id} {}", shell_word(url)),
-            json!({ id: { "type": "http", "url": url } }),
-        ),
-        Runtime::Codex => (
-            format!(
-                "# ~/.codex/config.toml\n[mcp_servers.{id}]\nurl = {}",
-                toml_string(url)
-            ),
-            json!({ "mcp_servers": { id: { "url": url } } }),
-        ),
-        Runtime::OpenClaw => (
-            format!(
-                "# openclaw.json \u{2192} mcp.servers\n{}: {{ \"url\": {}, \"transport\": \"streamable-http\" }}",
-                json_string(id),
-                json_string(url)
-            ),
-            json!({ "url": url }),
-        ),
+/// What the runtime is told to reach: a bin with its environment, or a URL.
+enum Entry<'a> {
+    Stdio {
+        bin: &'a str,
+        env: Vec<(&'static str, String)>,
+    },
+    Http(String),
+}
+
+impl Entry<'_> {
+    /// The entry as the JSON object OpenClaw and Codex hold: `command`, `args`, `env` (when any)
+    /// for stdio; `url` for HTTP.
+    fn server_object(&self) -> Map<String, Value> {
+        let mut server = Map::new();
+        match self {
+            Entry::Stdio { bin, env } => {
+                server.insert("command".into(), json!(bin));
+                server.insert("args".into(), json!([]));
+                if !env.is_empty() {
+                    let vars = env
+                        .iter()
+                        .map(|(k, v)| ((*k).to_owned(), Value::String(v.clone())))
+                        .collect();
+                    server.insert("env".into(), Value::Object(vars));
+                }
+            }
+            Entry::Http(url) => {
+                server.insert("url".into(), json!(url));
+            }
+        }
+        server
     }
 }
 
-fn stdio_snippet(runtime: Runtime, id: &str, bin: &str, env: &[(&str, String)]) -> (String, Value) {
-    let env_object: Map<String, Value> = env
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), Value::String(v.clone())))
-        .collect();
-    let mut server = json!({ "command": bin, "args": [] });
-    if !env.is_empty() {
-        server["env"] = Value::Object(env_object);
-    }
-    match runtime {
-        Runtime::ClaudeCode => {
+/// `claude mcp add …` (one shell command) and the `.mcp.json` / `claude mcp add-json` object.
+fn claude_code(id: &str, entry: &Entry) -> (String, Value, Option<String>) {
+    let (kind, snippet) = match entry {
+        Entry::Stdio { bin, env } => {
             let flags: String = env
                 .iter()
                 .map(|(k, v)| format!(" -e {}", shell_word(&format!("{k}={v}"))))
                 .collect();
-            let mut structured = json!({ "type": "stdio" });
-            if let (Some(target), Some(source)) = (structured.as_object_mut(), server.as_object()) {
-                target.extend(source.clone());
-            }
             (
+                "stdio",
                 format!("claude mcp add {id}{flags} -- {}", shell_word(bin)),
-                json!({ id: structured }),
             )
         }
-        Runtime::Codex => {
-            let mut lines = vec![
-                "# ~/.codex/config.toml".to_owned(),
-                format!("[mcp_servers.{id}]"),
-                format!("command = {}", toml_string(bin)),
-                "args = []".to_owned(),
-            ];
+        Entry::Http(url) => (
+            "http",
+            format!("claude mcp add --transport http {id} {}", shell_word(url)),
+        ),
+    };
+    let mut server = Map::new();
+    server.insert("type".into(), json!(kind));
+    server.extend(entry.server_object());
+    (snippet.clone(), json!({ id: server }), Some(snippet))
+}
+
+/// A `[mcp_servers.<id>]` table of `~/.codex/config.toml`.
+fn codex(id: &str, entry: &Entry, auto_approve: bool) -> (String, Value, Option<String>) {
+    let mut lines = vec![
+        "# ~/.codex/config.toml".to_owned(),
+        format!("[mcp_servers.{id}]"),
+    ];
+    match entry {
+        Entry::Stdio { bin, env } => {
+            lines.push(format!("command = {}", toml_string(bin)));
+            lines.push("args = []".to_owned());
             if !env.is_empty() {
                 let pairs: Vec<String> = env
                     .iter()
@@ -229,27 +262,61 @@ fn stdio_snippet(runtime: Runtime, id: &str, bin: &str, env: &[(&str, String)]) 
                     .collect();
                 lines.push(format!("env = {{ {} }}", pairs.join(", ")));
             }
-            (lines.join("\n"), json!({ "mcp_servers": { id: server } }))
         }
-        Runtime::OpenClaw => {
-            let mut member = format!(
-                "{}: {{ \"command\": {}, \"args\": []",
-                json_string(id),
-                json_string(bin)
-            );
-            if !env.is_empty() {
-                let pairs: Vec<String> = env
-                    .iter()
-                    .map(|(k, v)| format!("{}: {}", json_string(k), json_string(v)))
-                    .collect();
-                member.push_str(&format!(", \"env\": {{ {} }}", pairs.join(", ")));
-            }
-            member.push_str(" }");
-            (
-                format!("# openclaw.json \u{2192} mcp.servers\n{member}"),
-                server,
-            )
+        Entry::Http(url) => lines.push(format!("url = {}", toml_string(url))),
+    }
+    let mut server = entry.server_object();
+    if auto_approve {
+        lines.push(format!("{CODEX_APPROVE_KEY} = \"approve\""));
+        server.insert(CODEX_APPROVE_KEY.into(), json!("approve"));
+    }
+    (
+        lines.join("\n"),
+        json!({ "mcp_servers": { id: server } }),
+        None,
+    )
+}
+
+/// The Codex entry key that lets the runtime call the server's tools without asking.
+const CODEX_APPROVE_KEY: &str = "default_tools_approval_mode";
+
+/// A member of `mcp.servers` in `openclaw.json` (JSON5: `//` comments), with the same entry as an
+/// `openclaw mcp set` command in a comment line.
+fn openclaw(id: &str, entry: &Entry) -> (String, Value, Option<String>) {
+    let mut server = entry.server_object();
+    if matches!(entry, Entry::Http(_)) {
+        server.insert("transport".into(), json!("streamable-http"));
+    }
+    let members: Vec<String> = server
+        .iter()
+        .map(|(k, v)| format!("{}: {}", json_string(k), json_member_value(v)))
+        .collect();
+    let value = Value::Object(server);
+    let command = format!(
+        "openclaw mcp set {} {}",
+        shell_word(id),
+        shell_word(&json_text(&value))
+    );
+    let snippet = format!(
+        "// openclaw.json \u{2192} mcp.servers (or run the command on the next line instead)\n\
+         // {command}\n{}: {{ {} }}",
+        json_string(id),
+        members.join(", ")
+    );
+    (snippet, value, Some(command))
+}
+
+/// A JSON value on one line, objects with `{ "k": v }` spacing so a snippet reads like the file.
+fn json_member_value(value: &Value) -> String {
+    match value {
+        Value::Object(map) if !map.is_empty() => {
+            let pairs: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("{}: {}", json_string(k), json_member_value(v)))
+                .collect();
+            format!("{{ {} }}", pairs.join(", "))
         }
+        other => json_text(other),
     }
 }
 
@@ -268,7 +335,16 @@ fn shell_word(text: &str) -> String {
 
 /// `text` as a JSON string literal (quotes included).
 fn json_string(text: &str) -> String {
-    Value::String(text.to_owned()).to_string()
+    json_text(&Value::String(text.to_owned()))
+}
+
+/// `value` as compact JSON that is also safe on one JSON5 line: JSON5 ends a line (and so a `//`
+/// comment) at U+2028 / U+2029, which JSON leaves raw inside strings, so they are escaped.
+fn json_text(value: &Value) -> String {
+    value
+        .to_string()
+        .replace('\u{2028}', "\\u2028")
+        .replace('\u{2029}', "\\u2029")
 }
 
 /// `text` as a TOML basic string (quotes included).

@@ -15,8 +15,31 @@
 //! transaction that fails rolls back and leaves the file as it was; a writer that meets a lock waits
 //! (busy timeout, then a bounded retry) instead of failing.
 //!
-//! Must never: know a table's meaning (each repository brings its own DDL as a [`SchemaPart`]), or
-//! build SQL from caller input.
+//! Must never: know a table's meaning or which components exist (each repository brings its own
+//! DDL as a [`SchemaPart`], and `crate::schema` lists them and opens a [`Db`] over them), or build
+//! SQL from caller input.
+//!
+//! # Growing the schema
+//!
+//! Each component's [`SchemaPart`] is a list of [`Step`]s. On open, every component's steps whose
+//! number is above the version recorded in `clawboo_schema_versions` run in order, all inside one
+//! `BEGIN IMMEDIATE` (so any number of processes may open, and migrate, one file at once: the
+//! first does the work, the rest find it done), and the new version is recorded. A file written by
+//! the reference implementation records no versions, so it gets *every* step: each step must
+//! therefore be idempotent. The recipe:
+//!
+//! - **A new table or index:** append `Step::Sql("CREATE TABLE IF NOT EXISTS …")`.
+//! - **A new column:** append `Step::AddColumn { table, column, definition }`. SQLite has no
+//!   `ADD COLUMN IF NOT EXISTS`; this step asks `pragma_table_info(table)` first and runs
+//!   `ALTER TABLE table ADD COLUMN column definition` only when the column is missing
+//!   ([`add_column_if_missing`]), so it is safe on a file that already has it (the reference's, or
+//!   one migrated by a newer process). The definition must be one `ADD COLUMN` accepts: nullable,
+//!   or `NOT NULL` with a constant `DEFAULT`; no `PRIMARY KEY` or `UNIQUE`.
+//! - **Never** edit, reorder or remove a published step (files record how many ran), and never
+//!   drop or rename a column the reference reads: either implementation must keep serving the file.
+//! - Read the new column by name (`row.get("column")`), never by position.
+//! - Add a test beside `crate::schema`'s that upgrades a file written by the previous steps and
+//!   checks that its rows still read.
 
 use std::ops::{Deref, DerefMut};
 use std::path::{Path, PathBuf};
@@ -59,45 +82,108 @@ pub enum DbError {
         /// The path.
         path: PathBuf,
     },
+    /// A folder stands where the database file should be.
+    #[error("cannot open the database {path}: it is a directory (name a file inside it instead)")]
+    IsADirectory {
+        /// The path.
+        path: PathBuf,
+    },
     /// The file could not be opened or prepared as a Clawboo database.
-    #[error("cannot open the database {path}: {source}")]
+    #[error("cannot open the database {path}: {cause}")]
     Open {
         /// The file.
         path: PathBuf,
-        /// Why.
-        source: rusqlite::Error,
+        /// Why, in words that do not repeat the path.
+        cause: String,
     },
     /// A statement failed.
     #[error("database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
 }
 
-/// One component's schema: a name and its ordered DDL steps. Step `n` (1-based) is applied once,
-/// when the component's recorded version is below `n`. Every step must be idempotent
-/// (`CREATE … IF NOT EXISTS`), so a file written by the reference implementation, which records no
-/// versions, is brought up to date without error.
+/// One component's schema: a name and its ordered steps. Step `n` (1-based) is applied once,
+/// when the component's recorded version is below `n`. Every step must be idempotent, so a file
+/// written by the reference implementation, which records no versions, is brought up to date
+/// without error (see the module docs for the recipe).
 #[derive(Debug, Clone, Copy)]
 pub struct SchemaPart {
     /// The component's name in `clawboo_schema_versions`.
     pub component: &'static str,
-    /// The DDL batches, oldest first. Never edit a published step; append a new one.
-    pub steps: &'static [&'static str],
+    /// The steps, oldest first. Never edit a published step; append a new one.
+    pub steps: &'static [Step],
+}
+
+/// One idempotent schema step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// A batch of DDL that is a no-op when already applied (`CREATE … IF NOT EXISTS`).
+    Sql(&'static str),
+    /// Adds a column unless the table already has it ([`add_column_if_missing`]).
+    AddColumn {
+        /// The table (a plain identifier).
+        table: &'static str,
+        /// The new column (a plain identifier).
+        column: &'static str,
+        /// Its type and constraints as `ALTER TABLE … ADD COLUMN` accepts them, e.g.
+        /// `INTEGER NOT NULL DEFAULT 0`.
+        definition: &'static str,
+    },
+}
+
+impl Step {
+    fn apply(self, conn: &Connection) -> rusqlite::Result<()> {
+        match self {
+            Step::Sql(ddl) => conn.execute_batch(ddl),
+            Step::AddColumn {
+                table,
+                column,
+                definition,
+            } => add_column_if_missing(conn, table, column, definition).map(drop),
+        }
+    }
+}
+
+/// True for a name that needs no quoting: ASCII letters, digits and `_`, not starting with a digit.
+fn is_plain_identifier(name: &str) -> bool {
+    name.chars().next().is_some_and(|c| !c.is_ascii_digit())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Adds `column` to `table` unless `pragma_table_info` says it is already there; returns whether
+/// it was added. Run it inside the transaction that records the step (as [`Db`]'s open does), so
+/// two processes cannot both find the column missing. Both names must be plain identifiers (they
+/// come from code, never from input); `definition` is as `ALTER TABLE … ADD COLUMN` takes it.
+pub fn add_column_if_missing(
+    conn: &Connection,
+    table: &str,
+    column: &str,
+    definition: &str,
+) -> rusqlite::Result<bool> {
+    for name in [table, column] {
+        if !is_plain_identifier(name) {
+            return Err(rusqlite::Error::InvalidColumnName(format!(
+                "{name:?} is not a plain SQL identifier (letters, digits, _)"
+            )));
+        }
+    }
+    let present: bool = conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2) AS present",
+        [table, column],
+        |r| r.get("present"),
+    )?;
+    if present {
+        return Ok(false);
+    }
+    conn.execute_batch(&format!(
+        "ALTER TABLE {table} ADD COLUMN {column} {definition}"
+    ))?;
+    Ok(true)
 }
 
 const VERSIONS_DDL: &str = "CREATE TABLE IF NOT EXISTS clawboo_schema_versions (
     component TEXT PRIMARY KEY,
     version INTEGER NOT NULL
 )";
-
-/// Every component's schema, in dependency order.
-fn schema_parts() -> [SchemaPart; 4] {
-    [
-        crate::board::SCHEMA,
-        crate::memory::SCHEMA,
-        crate::broker::SCHEMA,
-        crate::teamchat::SCHEMA,
-    ]
-}
 
 /// The database path: `CLAWBOO_DB_PATH` trimmed (blank means unset), else
 /// `<home>/.openclaw/clawboo/clawboo.db`.
@@ -290,16 +376,17 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
 }
 
 /// Brings every component's schema up to date inside one `BEGIN IMMEDIATE`, so concurrent openers
-/// serialise and each step runs exactly once per file.
-fn ensure_schema(conn: &Connection) -> rusqlite::Result<()> {
+/// serialise and each step runs exactly once per file. A recorded version is never lowered: an
+/// older build opening a file a newer one migrated leaves the newer steps recorded.
+fn ensure_schema(conn: &Connection, parts: &[SchemaPart]) -> rusqlite::Result<()> {
     immediate(&conn, |tx| {
         tx.execute_batch(VERSIONS_DDL)?;
-        for part in schema_parts() {
+        for part in parts {
             let current: i64 = tx
                 .query_row(
                     "SELECT version FROM clawboo_schema_versions WHERE component = ?1",
                     [part.component],
-                    |r| r.get(0),
+                    |r| r.get("version"),
                 )
                 .or_else(|e| match e {
                     rusqlite::Error::QueryReturnedNoRows => Ok(0),
@@ -309,16 +396,46 @@ fn ensure_schema(conn: &Connection) -> rusqlite::Result<()> {
                 if (index as i64) < current {
                     continue;
                 }
-                tx.execute_batch(step)?;
+                step.apply(tx)?;
             }
             tx.execute(
                 "INSERT INTO clawboo_schema_versions (component, version) VALUES (?1, ?2)
-                 ON CONFLICT(component) DO UPDATE SET version = excluded.version",
+                 ON CONFLICT(component) DO UPDATE SET version = max(version, excluded.version)",
                 rusqlite::params![part.component, part.steps.len() as i64],
             )?;
         }
         Ok(())
     })
+}
+
+/// Why `path` could not be opened, named once: SQLite's "unable to open database file: <path>"
+/// says neither why nor anything the error line does not already say, so the operating system is
+/// asked for its reason; other SQLite messages lose any copy of the path.
+fn open_cause(path: &Path, err: &rusqlite::Error) -> String {
+    if err.sqlite_error_code() == Some(ErrorCode::CannotOpen) {
+        let probe = if path.exists() {
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(path)
+        } else {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(path)
+                .inspect(|_| {
+                    // The probe file is ours; SQLite would have created it anyway.
+                    let _ = std::fs::remove_file(path);
+                })
+        };
+        if let Err(io) = probe {
+            return io.to_string();
+        }
+        return "unable to open database file".to_owned();
+    }
+    err.to_string()
+        .replace(&format!(": {}", path.display()), "")
+        .replace(&path.display().to_string(), "the file")
 }
 
 /// A connection to the shared database, guarded for use from several tasks of one process, and the
@@ -366,8 +483,9 @@ impl DerefMut for Conn<'_> {
 
 impl Db {
     /// Opens (creating if needed) the database file at `path` and its parent folder, applies the
-    /// pragmas and brings the schema up to date.
-    pub fn open(path: &Path) -> Result<Self, DbError> {
+    /// pragmas and brings the schema of `parts` up to date. (`Db::open`, in `crate::schema`, passes
+    /// every component.)
+    pub fn open_with_schema(path: &Path, parts: &[SchemaPart]) -> Result<Self, DbError> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             if parent.exists() && !parent.is_dir() {
                 return Err(DbError::NotAFolder {
@@ -379,13 +497,18 @@ impl Db {
                 source,
             })?;
         }
+        if path.is_dir() {
+            return Err(DbError::IsADirectory {
+                path: path.to_path_buf(),
+            });
+        }
         let open_err = |source| DbError::Open {
             path: path.to_path_buf(),
-            source,
+            cause: open_cause(path, &source),
         };
         let conn = Connection::open(path).map_err(open_err)?;
         configure(&conn).map_err(open_err)?;
-        ensure_schema(&conn).map_err(open_err)?;
+        ensure_schema(&conn, parts).map_err(open_err)?;
         Ok(Self {
             conn: Mutex::new(conn),
             path: path.to_path_buf(),
@@ -393,11 +516,12 @@ impl Db {
         })
     }
 
-    /// Opens a private in-memory database with the full schema, for unit tests.
-    pub fn open_in_memory() -> Result<Self, DbError> {
+    /// Opens a private in-memory database with the schema of `parts`, for unit tests.
+    /// (`Db::open_in_memory`, in `crate::schema`, passes every component.)
+    pub fn open_in_memory_with_schema(parts: &[SchemaPart]) -> Result<Self, DbError> {
         let conn = Connection::open_in_memory()?;
         conn.execute_batch("PRAGMA foreign_keys = ON")?;
-        ensure_schema(&conn)?;
+        ensure_schema(&conn, parts)?;
         Ok(Self {
             conn: Mutex::new(conn),
             path: PathBuf::from(":memory:"),
@@ -587,6 +711,52 @@ mod tests {
         std::fs::write(&path, vec![b'x'; 4096]).unwrap();
         let err = Db::open(&path).unwrap_err();
         assert!(matches!(err, DbError::Open { .. }), "{err}");
+        let text = err.to_string();
+        assert_eq!(
+            text.matches(&path.display().to_string()).count(),
+            1,
+            "{text}"
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_directory_given_as_the_database_says_so_naming_it_once() {
+        let dir = std::env::temp_dir().join(format!("clawboo-db-{}", new_id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let err = Db::open(&dir).unwrap_err();
+        let text = err.to_string();
+        assert!(matches!(err, DbError::IsADirectory { .. }), "{text}");
+        assert!(text.contains("is a directory"), "{text}");
+        assert_eq!(
+            text.matches(&format!("{} ", dir.display())).count()
+                + text.matches(&format!("{}:", dir.display())).count(),
+            1,
+            "the path is named once as the culprit: {text}"
+        );
+        assert!(!text.contains("unable to open"), "{text}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn an_unwritable_folder_names_the_operating_system_cause() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("clawboo-db-{}", new_id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o500)).unwrap();
+        let path = dir.join("clawboo.db");
+        // Permissions do not bind a privileged user; the case only means something without them.
+        if std::fs::write(dir.join("probe"), "x").is_err() {
+            let text = Db::open(&path).unwrap_err().to_string();
+            assert!(text.contains("ermission denied"), "{text}");
+            assert_eq!(
+                text.matches(&path.display().to_string()).count(),
+                1,
+                "{text}"
+            );
+        }
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
         std::fs::remove_dir_all(dir).unwrap();
     }
 }

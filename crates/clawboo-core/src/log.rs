@@ -54,11 +54,6 @@ fn emit(level: Level, label: &str, message: &str) {
     }
 }
 
-/// Logs a failure.
-pub fn error(message: &str) {
-    emit(Level::Error, "error", message);
-}
-
 /// Logs something unexpected that did not fail.
 pub fn warn(message: &str) {
     emit(Level::Warn, "warn", message);

@@ -17,7 +17,7 @@ const INFO: BinInfo = BinInfo {
                CLAWBOO_TOOL_BLOCKLIST             comma-separated tools this caller may not use\n    \
                CLAWBOO_TOOL_APPROVAL_TIMEOUT_MS   how long a call waits for a person (default 120000)\n    \
                CLAWBOO_TOOL_APPROVAL_TTL_MS       how long an approval request stays open (default 300000)\n    \
-               CLAWBOO_TOOL_APPROVAL_POLL_MS      how often a waiting call checks its request (default 250)\n",
+               CLAWBOO_TOOL_APPROVAL_POLL_MS      how often a waiting call checks its request and heart-beats (default 250)\n",
 };
 
 fn main() -> ExitCode {

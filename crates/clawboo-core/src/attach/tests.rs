@@ -14,6 +14,7 @@ fn request(runtime: Runtime, server: ServerKind, transport: Transport) -> Attach
         db_path: Some(DB.to_owned()),
         http_base: Some("http://127.0.0.1:18790/".to_owned()),
         scope: Scope::default(),
+        auto_approve: false,
     }
 }
 
@@ -25,14 +26,16 @@ fn bound() -> Scope {
     }
 }
 
-/// The snippet's lines without the leading comment line.
-fn body(snippet: &str) -> String {
-    snippet
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .collect::<Vec<_>>()
-        .join("\n")
+/// Parses an OpenClaw snippet the way OpenClaw reads `openclaw.json`: as JSON5, here as the only
+/// member of `mcp.servers`.
+fn parse_openclaw(snippet: &str) -> Value {
+    let file = format!("{{ \"mcp\": {{ \"servers\": {{\n{snippet}\n}} }} }}");
+    json5::from_str(&file).unwrap_or_else(|e| panic!("not JSON5 ({e}):\n{file}"))
 }
+
+/// A path with everything that needs quoting somewhere: spaces, both quotes, a backslash, `$`, and
+/// U+2028, which ends a JSON5 line.
+const AWKWARD: &str = "/opt/it's a \"dir\"\\ $HOME \u{2028}/clawboo.db";
 
 #[test]
 fn six_runtime_and_transport_snapshots_for_tasks() {
@@ -55,7 +58,10 @@ fn six_runtime_and_transport_snapshots_for_tasks() {
             Runtime::OpenClaw,
             Transport::Stdio,
             format!(
-                "# openclaw.json \u{2192} mcp.servers\n\"clawboo-tasks\": {{ \"command\": \"{BIN}\", \
+                "// openclaw.json \u{2192} mcp.servers (or run the command on the next line instead)\n\
+                 // openclaw mcp set clawboo-tasks '{{\"command\":\"{BIN}\",\"args\":[],\
+                 \"env\":{{\"CLAWBOO_DB_PATH\":\"{DB}\"}}}}'\n\
+                 \"clawboo-tasks\": {{ \"command\": \"{BIN}\", \
                  \"args\": [], \"env\": {{ \"CLAWBOO_DB_PATH\": \"{DB}\" }} }}"
             ),
         ),
@@ -73,8 +79,9 @@ fn six_runtime_and_transport_snapshots_for_tasks() {
             Runtime::OpenClaw,
             Transport::Http,
             format!(
-                "# openclaw.json \u{2192} mcp.servers\n\"clawboo-tasks\": {{ \"url\": \"{url}\", \
-                 \"transport\": \"streamable-http\" }}"
+                "// openclaw.json \u{2192} mcp.servers (or run the command on the next line instead)\n\
+                 // openclaw mcp set clawboo-tasks '{{\"url\":\"{url}\",\"transport\":\"streamable-http\"}}'\n\
+                 \"clawboo-tasks\": {{ \"url\": \"{url}\", \"transport\": \"streamable-http\" }}"
             ),
         ),
     ];
@@ -98,43 +105,120 @@ fn structured_forms_match_each_runtime_config() {
         json!({ "mcp_servers": { "clawboo-tasks": server.clone() } })
     );
     assert_eq!(stdio(Runtime::OpenClaw).structured, server);
+    let http = attach_config(&request(
+        Runtime::OpenClaw,
+        ServerKind::Tools,
+        Transport::Http,
+    ));
+    assert_eq!(
+        http.structured,
+        json!({ "url": "http://127.0.0.1:18790/api/mcp/tools", "transport": "streamable-http" })
+    );
 }
 
 #[test]
 fn codex_snippets_are_valid_toml_with_the_structured_content() {
     for server in ServerKind::ALL {
         for transport in [Transport::Stdio, Transport::Http] {
-            let mut req = request(Runtime::Codex, server, transport);
-            req.scope = bound();
-            req.bin_path = r#"C:\Program Files\clawboo "mcp"\bin"#.to_owned();
-            let config = attach_config(&req);
-            let parsed: toml::Value = toml::from_str(&config.snippet)
-                .unwrap_or_else(|e| panic!("not TOML ({e}):\n{}", config.snippet));
-            let as_json = serde_json::to_value(&parsed).expect("TOML converts to JSON");
-            assert_eq!(as_json, config.structured, "{server} {transport:?}");
+            for auto_approve in [false, true] {
+                let mut req = request(Runtime::Codex, server, transport);
+                req.scope = bound();
+                req.auto_approve = auto_approve;
+                req.bin_path = r#"C:\Program Files\clawboo "mcp"\bin"#.to_owned();
+                req.db_path = Some(AWKWARD.to_owned());
+                let config = attach_config(&req);
+                let parsed: toml::Value = toml::from_str(&config.snippet)
+                    .unwrap_or_else(|e| panic!("not TOML ({e}):\n{}", config.snippet));
+                let as_json = serde_json::to_value(&parsed).expect("TOML converts to JSON");
+                assert_eq!(as_json, config.structured, "{server} {transport:?}");
+                let entry = &as_json["mcp_servers"][config.id.as_str()];
+                let approve = entry.get("default_tools_approval_mode");
+                assert_eq!(approve, auto_approve.then(|| json!("approve")).as_ref());
+                assert_eq!(config.command, None);
+            }
         }
     }
 }
 
 #[test]
-fn openclaw_snippets_are_json_members_with_the_structured_content() {
+fn auto_approve_touches_only_codex() {
+    for runtime in [Runtime::ClaudeCode, Runtime::OpenClaw] {
+        let mut req = request(runtime, ServerKind::Tasks, Transport::Stdio);
+        let plain = attach_config(&req);
+        req.auto_approve = true;
+        assert_eq!(attach_config(&req), plain, "{runtime}");
+    }
+}
+
+#[test]
+fn openclaw_snippets_are_json5_members_with_the_structured_content() {
     for server in ServerKind::ALL {
         for transport in [Transport::Stdio, Transport::Http] {
             let mut req = request(Runtime::OpenClaw, server, transport);
             req.scope = bound();
-            req.db_path = Some("/tmp/a \"quoted\" dir/clawboo.db".into());
+            req.db_path = Some(AWKWARD.to_owned());
+            req.bin_path = AWKWARD.replace("clawboo.db", "clawboo-mcp-x");
             let config = attach_config(&req);
-            let object: Value = serde_json::from_str(&format!("{{{}}}", body(&config.snippet)))
-                .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}", config.snippet));
-            let entry = &object[config.id.as_str()];
-            match transport {
-                Transport::Stdio => assert_eq!(entry, &config.structured),
-                Transport::Http => {
-                    assert_eq!(entry["url"], config.structured["url"]);
-                    assert_eq!(entry["transport"], "streamable-http");
-                }
+            assert!(
+                config.snippet.lines().all(|l| !l.starts_with('#')),
+                "a '#' line breaks openclaw.json:\n{}",
+                config.snippet
+            );
+            let file = parse_openclaw(&config.snippet);
+            let entry = &file["mcp"]["servers"][config.id.as_str()];
+            assert_eq!(entry, &config.structured, "{server} {transport:?}");
+            if transport == Transport::Stdio {
+                assert_eq!(entry["env"]["CLAWBOO_DB_PATH"], AWKWARD);
+            } else {
+                assert_eq!(entry["transport"], "streamable-http");
             }
+            let command = config
+                .command
+                .as_deref()
+                .expect("an openclaw mcp set command");
+            let offered = config
+                .snippet
+                .lines()
+                .find_map(|l| l.strip_prefix("// openclaw mcp set "))
+                .expect("the command is offered in a comment line");
+            assert_eq!(format!("openclaw mcp set {offered}"), command);
         }
+    }
+}
+
+#[test]
+fn openclaw_set_command_carries_the_entry_as_one_shell_word() {
+    let mut req = request(Runtime::OpenClaw, ServerKind::Memory, Transport::Stdio);
+    req.db_path = Some(AWKWARD.to_owned());
+    let config = attach_config(&req);
+    let command = config.command.expect("command");
+    let rest = command
+        .strip_prefix("openclaw mcp set clawboo-memory '")
+        .and_then(|r| r.strip_suffix('\''))
+        .expect("one single-quoted argument");
+    // Inside single quotes the only escape is '\'' for a quote.
+    let json_text = rest.replace("'\\''", "'");
+    let entry: Value = serde_json::from_str(&json_text).expect("the argument is JSON");
+    assert_eq!(entry, config.structured);
+}
+
+#[test]
+fn claude_structured_form_is_a_valid_mcp_json() {
+    for transport in [Transport::Stdio, Transport::Http] {
+        let mut req = request(Runtime::ClaudeCode, ServerKind::Teamchat, transport);
+        req.scope = bound();
+        req.db_path = Some(AWKWARD.to_owned());
+        let config = attach_config(&req);
+        let file = serde_json::to_string(&json!({ "mcpServers": config.structured })).unwrap();
+        let parsed: Value = serde_json::from_str(&file).expect("JSON");
+        let entry = &parsed["mcpServers"]["clawboo-teamchat"];
+        let expected_type = if transport == Transport::Stdio {
+            "stdio"
+        } else {
+            "http"
+        };
+        assert_eq!(entry["type"], expected_type);
+        assert_eq!(config.command.as_deref(), Some(config.snippet.as_str()));
     }
 }
 

@@ -16,12 +16,12 @@ use serde::Serialize;
 
 pub use status::Status;
 
-use crate::db::{Conn, SchemaPart, immediate, new_id};
+use crate::db::{Conn, SchemaPart, Step, immediate, new_id};
 
 /// The board's schema, compatible with the reference implementation's tables.
 pub const SCHEMA: SchemaPart = SchemaPart {
     component: "board",
-    steps: &["
+    steps: &[Step::Sql("
 CREATE TABLE IF NOT EXISTS tasks (
     id TEXT PRIMARY KEY,
     title TEXT NOT NULL,
@@ -103,7 +103,7 @@ CREATE TABLE IF NOT EXISTS execution_processes (
 );
 CREATE INDEX IF NOT EXISTS idx_exec_task ON execution_processes (task_id);
 CREATE INDEX IF NOT EXISTS idx_exec_status ON execution_processes (status);
-"],
+")],
 };
 
 /// The default caps of the capped creates, as served over MCP.
@@ -287,24 +287,54 @@ pub struct NewTask {
     pub assignee_runtime: Option<String>,
 }
 
+/// Which task a [`BoardError::NotFound`] was looking for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskRole {
+    /// The task the call names (claimed, moved, commented on, linked).
+    Subject,
+    /// The parent named for a new subtask.
+    Parent,
+}
+
 /// Why a board write was refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Wire: reference (keep the text; detail may only be appended).
+///
+/// The texts are wire texts: the reference's reason codes (`not_found`, `conflict`,
+/// `illegal_transition`, `verification_required`) and its cap and lookup messages. Where we add
+/// detail, the reference's text stays a prefix (see [`BoardError::IllegalTransition`]).
+#[derive(Debug, PartialEq, thiserror::Error)]
 pub enum BoardError {
-    /// The task does not exist.
-    #[error("not_found")]
-    NotFound,
+    /// No task has this id: `not found: <id>`, or `parent not found: <id>` for a subtask's parent.
+    /// As the reason of a refused claim, release or status change it is the code `not_found`
+    /// ([`BoardError::reason`]).
+    #[error("{}not found: {id}", if *role == TaskRole::Parent { "parent " } else { "" })]
+    NotFound {
+        /// The id looked for.
+        id: String,
+        /// Which task it was meant to be.
+        role: TaskRole,
+    },
     /// The task is not in a state that allows the claim.
     #[error("conflict")]
     Conflict,
-    /// The state machine forbids the move.
-    #[error("illegal_transition")]
-    IllegalTransition,
+    /// The state machine forbids the move: the reference's code `illegal_transition`, then the
+    /// detail, e.g. `illegal_transition (done → in_progress; allowed: none)`.
+    #[error(
+        "illegal_transition ({from} → {}; allowed: {})",
+        to.as_str(),
+        status_list(allowed)
+    )]
+    IllegalTransition {
+        /// The stored status (as stored: a word the board does not know is kept, not guessed).
+        from: String,
+        /// The status asked for.
+        to: Status,
+        /// Where this operation could have moved the task from `from`, in table order.
+        allowed: &'static [Status],
+    },
     /// The stored verification verdict forbids `done`.
     #[error("verification_required")]
     VerificationRequired,
-    /// A subtask's parent does not exist.
-    #[error("parent not found: {0}")]
-    ParentNotFound(String),
     /// The parent already has the most children allowed.
     #[error(
         "subtask rejected: parent {parent} already has {count} children (max {max}); drop one or attach the new task elsewhere"
@@ -348,30 +378,55 @@ pub enum BoardError {
         /// The task it would wait on.
         depends_on: String,
     },
-    /// A task named by id does not exist (comments, links).
-    #[error("not found: {0}")]
-    Missing(String),
     /// The database failed.
+    /// Wire: ours.
     #[error("database error: {0}")]
-    Db(String),
+    Db(#[from] rusqlite::Error),
+}
+
+/// `a, b, c`, or `none`.
+fn status_list(statuses: &[Status]) -> String {
+    if statuses.is_empty() {
+        return "none".to_owned();
+    }
+    statuses
+        .iter()
+        .map(|s| s.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 impl BoardError {
+    /// No task `id` (the one the call names).
+    pub fn no_task(id: &str) -> Self {
+        BoardError::NotFound {
+            id: id.to_owned(),
+            role: TaskRole::Subject,
+        }
+    }
+
+    /// The text after `<action> failed: ` when a claim, release or status change is refused: the
+    /// reference's reason code (`not_found`, `conflict`, `illegal_transition …`,
+    /// `verification_required`).
+    pub fn reason(&self) -> String {
+        match self {
+            BoardError::NotFound { .. } => "not_found".to_owned(),
+            other => other.to_string(),
+        }
+    }
+
     /// The typed reason of a create-cap refusal, for `_meta.denied`.
     pub fn cap_reason(&self) -> Option<&'static str> {
         match self {
-            BoardError::ParentNotFound(_) => Some("parent_not_found"),
+            BoardError::NotFound {
+                role: TaskRole::Parent,
+                ..
+            } => Some("parent_not_found"),
             BoardError::ChildCap { .. } => Some("child_cap"),
             BoardError::DepthCap { .. } => Some("depth_cap"),
             BoardError::RootRateCap { .. } => Some("root_rate_cap"),
             _ => None,
         }
-    }
-}
-
-impl From<rusqlite::Error> for BoardError {
-    fn from(e: rusqlite::Error) -> Self {
-        BoardError::Db(e.to_string())
     }
 }
 
@@ -558,7 +613,10 @@ pub fn create_subtask(conn: &Conn<'_>, new: &NewTask, caps: Caps) -> Result<Task
             })
             .optional()?;
         let Some((parent_team, grandparent)) = parent else {
-            return Err(BoardError::ParentNotFound(parent_id.clone()));
+            return Err(BoardError::NotFound {
+                id: parent_id.clone(),
+                role: TaskRole::Parent,
+            });
         };
         let children: i64 = tx
             .prepare_cached(
@@ -620,7 +678,7 @@ pub fn claim(
     match claimed {
         Some(task) => Ok(task),
         None if exists(conn, task_id)? => Err(BoardError::Conflict),
-        None => Err(BoardError::NotFound),
+        None => Err(BoardError::no_task(task_id)),
     }
 }
 
@@ -640,9 +698,23 @@ pub fn release(conn: &Conn<'_>, task_id: &str) -> Result<Task, BoardError> {
         .optional()?;
     match released {
         Some(task) => Ok(task),
-        None if exists(conn, task_id)? => Err(BoardError::IllegalTransition),
-        None => Err(BoardError::NotFound),
+        None => match stored_status(conn, task_id)? {
+            Some(from) => Err(BoardError::IllegalTransition {
+                from,
+                to: Status::Todo,
+                allowed: &[],
+            }),
+            None => Err(BoardError::no_task(task_id)),
+        },
     }
+}
+
+/// The status column of a task as stored, or `None` when there is no such task.
+fn stored_status(conn: &Connection, task_id: &str) -> Result<Option<String>, BoardError> {
+    Ok(conn
+        .prepare_cached("SELECT status FROM tasks WHERE id = ?1")?
+        .query_row([task_id], |r| r.get("status"))
+        .optional()?)
 }
 
 fn exists(conn: &Connection, task_id: &str) -> Result<bool, BoardError> {
@@ -688,12 +760,16 @@ pub fn update_status(conn: &Conn<'_>, task_id: &str, to: Status) -> Result<Task,
                 Ok((r.get("status")?, r.get("verification")?))
             })
             .optional()?;
-        let Some((from, verification)) = current else {
-            return Err(BoardError::NotFound);
+        let Some((stored, verification)) = current else {
+            return Err(BoardError::no_task(task_id));
         };
-        let from = Status::parse(&from).ok_or(BoardError::IllegalTransition)?;
-        if !from.can_transition(to) {
-            return Err(BoardError::IllegalTransition);
+        let from = Status::parse(&stored);
+        if !from.is_some_and(|from| from.can_transition(to)) {
+            return Err(BoardError::IllegalTransition {
+                allowed: from.map_or(&[], Status::legal_targets),
+                from: stored,
+                to,
+            });
         }
         if to == Status::Done && verdict_blocks_done(verification.as_deref()) {
             return Err(BoardError::VerificationRequired);
@@ -732,7 +808,7 @@ pub fn add_comment(
 ) -> Result<Comment, BoardError> {
     immediate(conn, |tx| {
         if !exists(tx, task_id)? {
-            return Err(BoardError::Missing(task_id.to_owned()));
+            return Err(BoardError::no_task(task_id));
         }
         let comment = Comment {
             id: new_id(),
@@ -775,7 +851,7 @@ pub fn link(conn: &Conn<'_>, task_id: &str, depends_on: &str) -> Result<(), Boar
     immediate(conn, |tx| {
         for id in [task_id, depends_on] {
             if !exists(tx, id)? {
-                return Err(BoardError::Missing(id.to_owned()));
+                return Err(BoardError::no_task(id));
             }
         }
         let closes_cycle: bool = tx

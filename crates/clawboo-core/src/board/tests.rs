@@ -291,7 +291,10 @@ fn both_cap_counts_use_the_parent_dropped_created_index() {
 fn claim_has_one_winner_and_says_why_a_loser_lost() {
     let db = db();
     let conn = db.conn();
-    assert_eq!(claim(&conn, "nope", "a", None), Err(BoardError::NotFound));
+    assert_eq!(
+        claim(&conn, "nope", "a", None),
+        Err(BoardError::no_task("nope"))
+    );
     let t = todo(&conn, "t");
     let won = claim(&conn, &t.id, "a", Some("codex")).unwrap();
     assert_eq!(won.status, Status::InProgress);
@@ -342,9 +345,18 @@ fn moving_to_todo_releases_and_another_agent_can_claim() {
     let db = db();
     let conn = db.conn();
     let t = todo(&conn, "t");
+    let refused = update_status(&conn, &t.id, Status::Done).unwrap_err();
     assert_eq!(
-        update_status(&conn, &t.id, Status::Done),
-        Err(BoardError::IllegalTransition)
+        refused,
+        BoardError::IllegalTransition {
+            from: "todo".into(),
+            to: Status::Done,
+            allowed: Status::Todo.legal_targets(),
+        }
+    );
+    assert_eq!(
+        refused.reason(),
+        "illegal_transition (todo → done; allowed: in_progress, blocked, backlog, cancelled)"
     );
     claim(&conn, &t.id, "agent-a", Some("rt")).unwrap();
     let back = update_status(&conn, &t.id, Status::Todo).unwrap();
@@ -357,7 +369,7 @@ fn moving_to_todo_releases_and_another_agent_can_claim() {
     assert!(done.completed_at.is_some());
     assert_eq!(
         update_status(&conn, "nope", Status::Todo),
-        Err(BoardError::NotFound)
+        Err(BoardError::no_task("nope"))
     );
 }
 
@@ -365,9 +377,13 @@ fn moving_to_todo_releases_and_another_agent_can_claim() {
 fn release_only_moves_in_progress_tasks_and_clears_the_verdict() {
     let db = db();
     let conn = db.conn();
-    assert_eq!(release(&conn, "nope"), Err(BoardError::NotFound));
+    assert_eq!(release(&conn, "nope"), Err(BoardError::no_task("nope")));
     let t = todo(&conn, "t");
-    assert_eq!(release(&conn, &t.id), Err(BoardError::IllegalTransition));
+    let refused = release(&conn, &t.id).unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        "illegal_transition (todo → todo; allowed: none)"
+    );
     claim(&conn, &t.id, "a", Some("runtime-a")).unwrap();
     set_verdict(&conn, &t.id, Some(r#"{"status":"fail"}"#));
     let released = release(&conn, &t.id).unwrap();
@@ -376,7 +392,10 @@ fn release_only_moves_in_progress_tasks_and_clears_the_verdict() {
     assert_eq!(released.assignee_agent_id, None);
     claim(&conn, &t.id, "b", Some("runtime-b")).unwrap();
     update_status(&conn, &t.id, Status::InReview).unwrap();
-    assert_eq!(release(&conn, &t.id), Err(BoardError::IllegalTransition));
+    assert!(matches!(
+        release(&conn, &t.id),
+        Err(BoardError::IllegalTransition { from, to: Status::Todo, allowed: [] }) if from == "in_review"
+    ));
     assert_eq!(
         update_status(&conn, &t.id, Status::Done).unwrap().status,
         Status::Done
@@ -479,7 +498,10 @@ fn child_cap_counts_live_children_of_any_status_on_any_connection() {
     assert_eq!(children, 3);
     assert_eq!(
         sub(&first.conn(), "ghost", caps),
-        Err(BoardError::ParentNotFound("ghost".into()))
+        Err(BoardError::NotFound {
+            id: "ghost".into(),
+            role: TaskRole::Parent
+        })
     );
     drop((first, second));
     std::fs::remove_dir_all(dir).unwrap();
@@ -576,7 +598,10 @@ fn cap_texts_and_reasons_are_the_reference_wire_literals() {
         "subtask rejected: parent p is at the maximum nesting depth (2); attach the new task higher in the tree"
     );
     assert_eq!(depth.cap_reason(), Some("depth_cap"));
-    let parent = BoardError::ParentNotFound("nope".into());
+    let parent = BoardError::NotFound {
+        id: "nope".into(),
+        role: TaskRole::Parent,
+    };
     assert_eq!(parent.to_string(), "parent not found: nope");
     assert_eq!(parent.cap_reason(), Some("parent_not_found"));
     let ninety_seconds = BoardError::RootRateCap {
@@ -586,11 +611,14 @@ fn cap_texts_and_reasons_are_the_reference_wire_literals() {
     };
     assert!(ninety_seconds.to_string().contains("in the last 2 min"));
     for other in [
-        BoardError::NotFound,
+        BoardError::no_task("x"),
         BoardError::Conflict,
-        BoardError::IllegalTransition,
+        BoardError::IllegalTransition {
+            from: "done".into(),
+            to: Status::Todo,
+            allowed: &[],
+        },
         BoardError::VerificationRequired,
-        BoardError::Missing("x".into()),
     ] {
         assert_eq!(other.cap_reason(), None, "{other}");
     }
@@ -673,7 +701,7 @@ fn links_refuse_cycles_of_any_length_and_tolerate_duplicates() {
     );
     assert_eq!(
         link(&conn, &a.id, "ghost"),
-        Err(BoardError::Missing("ghost".into()))
+        Err(BoardError::no_task("ghost"))
     );
     let edges: i64 = conn
         .query_row("SELECT count(*) FROM task_deps", [], |r| r.get(0))
@@ -726,7 +754,7 @@ fn comments_are_oldest_first_and_leave_updated_at_alone() {
     assert_eq!(on_dropped.author_type, "system");
     assert_eq!(
         add_comment(&conn, "ghost", "x", None, AuthorType::Agent),
-        Err(BoardError::Missing("ghost".into()))
+        Err(BoardError::no_task("ghost"))
     );
 }
 
@@ -791,5 +819,77 @@ fn a_stored_status_the_board_does_not_know_is_an_error_naming_it() {
     assert!(
         err.to_string().contains("unknown task status \"archived\""),
         "{err}"
+    );
+}
+
+#[test]
+fn one_missing_task_error_reads_as_each_wire_text_and_keeps_its_source() {
+    let missing = BoardError::no_task("t-1");
+    assert_eq!(missing.to_string(), "not found: t-1");
+    assert_eq!(missing.reason(), "not_found");
+    assert_eq!(missing.cap_reason(), None);
+    for (err, code) in [
+        (BoardError::Conflict, "conflict"),
+        (BoardError::VerificationRequired, "verification_required"),
+    ] {
+        assert_eq!(err.reason(), code);
+    }
+    let db_error = BoardError::from(rusqlite::Error::QueryReturnedNoRows);
+    assert_eq!(
+        db_error.to_string(),
+        "database error: Query returned no rows"
+    );
+    let source = std::error::Error::source(&db_error).expect("the rusqlite error is kept");
+    assert_eq!(source.to_string(), "Query returned no rows");
+}
+
+#[test]
+fn an_illegal_move_names_both_ends_and_the_legal_targets_with_the_code_first() {
+    let db = db();
+    let conn = db.conn();
+    for from in Status::ALL {
+        for to in Status::ALL {
+            if from.can_transition(to) {
+                continue;
+            }
+            let t = insert(
+                &conn,
+                &NewTask {
+                    title: "t".into(),
+                    status: Some(from),
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+            let text = update_status(&conn, &t.id, to).unwrap_err().reason();
+            assert!(text.starts_with("illegal_transition ("), "{text}");
+            let allowed: Vec<&str> = from.legal_targets().iter().map(|s| s.as_str()).collect();
+            let allowed = if allowed.is_empty() {
+                "none".to_owned()
+            } else {
+                allowed.join(", ")
+            };
+            assert_eq!(
+                text,
+                format!(
+                    "illegal_transition ({} → {}; allowed: {allowed})",
+                    from.as_str(),
+                    to.as_str()
+                )
+            );
+        }
+    }
+    let t = todo(&conn, "t");
+    conn.execute(
+        "UPDATE tasks SET status = 'archived' WHERE id = ?1",
+        [&t.id],
+    )
+    .unwrap();
+    assert_eq!(
+        update_status(&conn, &t.id, Status::Todo)
+            .unwrap_err()
+            .reason(),
+        "illegal_transition (archived → todo; allowed: none)",
+        "a status the board does not know can go nowhere, and is named as stored"
     );
 }

@@ -1,16 +1,30 @@
 //! The human approval queue: the `tool_call_approvals` table, where a call that needs a person
 //! waits, and where a person (or another process) resolves it.
 //!
-//! Owns: every read and write of `tool_call_approvals`, and the waiting loop. Guarantees:
-//! - the first decision wins: resolving a row that is no longer pending changes nothing and says
-//!   what it already was;
-//! - a row past its expiry cannot be approved: resolving it marks it `expired`;
-//! - a wait that times out, or finds its row past expiry, marks the row `expired` in the same
-//!   transaction that checks it is still pending, so a decision made at the last instant is
-//!   honoured rather than overwritten, and no row is left `pending` by a finished wait;
+//! Owns: every read and write of `tool_call_approvals`, the waiting loop and its heartbeat, and the
+//! `after` audit row of every call that ends here without running. Guarantees:
+//! - the first decision wins: resolving a row that is no longer pending changes nothing; asking for
+//!   the decision it already holds is not an error, asking for another one is a
+//!   [`ResolveError::Conflict`] naming what it holds;
+//! - a row past its expiry cannot be approved: reading the queue or resolving marks it `expired`;
+//! - **heartbeat**: a waiting call writes `heartbeat_until = now + lease` at every poll (the
+//!   lease is [`heartbeat_lease`]: four poll intervals, at least 3 s), starting when the request is
+//!   created. A pending row whose `heartbeat_until` has passed has lost its caller (killed,
+//!   frozen): whoever next reads the queue ([`expire_stale`] before a listing, [`resolve`], every
+//!   other waiter's poll) marks it `expired`, so nobody approves a call no one waits for, and a
+//!   killed caller's request leaves the queue seconds later instead of at its TTL. A row without a
+//!   heartbeat (the reference's writers) is ended by its TTL only;
+//! - a wait that times out, finds its row past expiry or is abandoned marks the row `expired` in
+//!   the same transaction that checks it is still pending, so a decision made at the last instant
+//!   is honoured rather than overwritten, and no row is left `pending` by a finished wait;
+//! - whoever moves a tool call's row to `deny` or `expired` writes that call's `after` audit row
+//!   (`deny`, `timeout`, `expired`, `abandoned`) in the same transaction, so each call that never
+//!   runs gets exactly one (delegation rows, which carry a `task_id`, are not tool calls and get
+//!   none; a decision written by the reference's own REST route writes none either, as there);
 //! - waiting polls with a sleep and holds no lock while it sleeps;
 //! - `allow_always` is remembered per agent, tenant and tool ([`standing_grant`]); a call without
-//!   an agent is nobody in particular, so nothing is remembered for it.
+//!   an agent is nobody in particular, so nothing is remembered for it and `allow_always` on its
+//!   row is stored as `allow_once`, what it means ([`Resolution::for_row`]).
 //!
 //! Must never: store unscrubbed arguments; decide whether a tool needs approval (the inspectors
 //! do).
@@ -18,11 +32,11 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use rusqlite::{OptionalExtension, Row, params};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::audit::Actor;
+use super::audit::{self, Actor, Unrun};
 use super::summary;
 use crate::db::{Conn, Db, immediate, new_id};
 
@@ -86,6 +100,36 @@ impl Resolution {
             Resolution::Deny => Status::Deny,
         }
     }
+
+    /// The decision's name, as stored and as a person types it (`allow_once`, …).
+    pub fn as_str(self) -> &'static str {
+        self.status().as_str()
+    }
+
+    /// What this decision means for `row`: `allow_always` on a row that names no agent is
+    /// `allow_once` (nothing can be remembered for nobody in particular).
+    pub fn for_row(self, row: &ApprovalRow) -> Self {
+        match (self, &row.agent_id) {
+            (Resolution::AllowAlways, None) => Resolution::AllowOnce,
+            _ => self,
+        }
+    }
+}
+
+/// The shortest heartbeat lease.
+const MIN_LEASE: Duration = Duration::from_secs(3);
+
+/// How many poll intervals one heartbeat covers.
+const LEASE_POLLS: u32 = 4;
+
+/// How long one heartbeat of a caller that polls every `poll` vouches for it: four poll intervals,
+/// at least 3 s (so a busy machine's scheduling delays do not end a live wait).
+pub fn heartbeat_lease(poll: Duration) -> Duration {
+    poll.saturating_mul(LEASE_POLLS).max(MIN_LEASE)
+}
+
+fn millis(duration: Duration) -> i64 {
+    i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
 }
 
 /// One approval row, as the REST surface shows it (camelCase).
@@ -114,6 +158,10 @@ pub struct ApprovalRow {
     pub expires_at: i64,
     /// When it was resolved or expired.
     pub resolved_at: Option<i64>,
+    /// Ours (not in the reference's REST shape): until when the waiting caller's latest heartbeat
+    /// vouches for it; `None` for a row nobody heart-beats.
+    #[serde(skip)]
+    pub heartbeat_until: Option<i64>,
 }
 
 impl ApprovalRow {
@@ -123,7 +171,7 @@ impl ApprovalRow {
     }
 }
 
-const COLUMNS: &str = "id, tool_name, agent_id, args_summary, reason, status, task_id, tenant_id, created_at, expires_at, resolved_at";
+const COLUMNS: &str = "id, tool_name, agent_id, args_summary, reason, status, task_id, tenant_id, created_at, expires_at, resolved_at, heartbeat_until";
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<ApprovalRow> {
     Ok(ApprovalRow {
@@ -138,6 +186,7 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<ApprovalRow> {
         created_at: row.get("created_at")?,
         expires_at: row.get("expires_at")?,
         resolved_at: row.get("resolved_at")?,
+        heartbeat_until: row.get("heartbeat_until")?,
     })
 }
 
@@ -154,6 +203,9 @@ pub struct NewApproval<'a> {
     pub reason: &'a str,
     /// How long the request stays open.
     pub ttl: Duration,
+    /// The first heartbeat's lease, for a request whose caller waits and heart-beats
+    /// ([`heartbeat_lease`]); `None` for a request only its TTL ends.
+    pub heartbeat: Option<Duration>,
 }
 
 /// Stores a pending request and returns it.
@@ -169,13 +221,16 @@ pub fn create(conn: &Conn<'_>, new: &NewApproval<'_>) -> rusqlite::Result<Approv
         task_id: None,
         tenant_id: new.actor.tenant_id.map(str::to_owned),
         created_at,
-        expires_at: created_at.saturating_add(new.ttl.as_millis() as i64),
+        expires_at: created_at.saturating_add(millis(new.ttl)),
         resolved_at: None,
+        heartbeat_until: new
+            .heartbeat
+            .map(|lease| created_at.saturating_add(millis(lease))),
     };
     conn.execute(
         "INSERT INTO tool_call_approvals (id, tool_name, agent_id, args_summary, reason, status,
-             task_id, tenant_id, created_at, expires_at, resolved_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, 'pending', NULL, ?6, ?7, ?8, NULL)",
+             task_id, tenant_id, created_at, expires_at, resolved_at, heartbeat_until)
+         VALUES (?1, ?2, ?3, ?4, ?5, 'pending', NULL, ?6, ?7, ?8, NULL, ?9)",
         params![
             row.id,
             row.tool_name,
@@ -184,14 +239,15 @@ pub fn create(conn: &Conn<'_>, new: &NewApproval<'_>) -> rusqlite::Result<Approv
             row.reason,
             row.tenant_id,
             row.created_at,
-            row.expires_at
+            row.expires_at,
+            row.heartbeat_until
         ],
     )?;
     Ok(row)
 }
 
 /// The row with `id`, whatever its status.
-pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<ApprovalRow>> {
+pub fn get(conn: &Conn<'_>, id: &str) -> rusqlite::Result<Option<ApprovalRow>> {
     conn.query_row(
         &format!("SELECT {COLUMNS} FROM tool_call_approvals WHERE id = ?1"),
         [id],
@@ -200,73 +256,161 @@ pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<ApprovalRow>>
     .optional()
 }
 
-/// The open queue: pending rows not yet past expiry, newest first.
+/// The open queue: pending rows not yet past expiry whose caller (if it heart-beats) is still
+/// there, newest first. Read-only; [`expire_stale`] first to also mark the others `expired`.
 pub fn list_pending(conn: &Conn<'_>) -> rusqlite::Result<Vec<ApprovalRow>> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {COLUMNS} FROM tool_call_approvals
          WHERE status = 'pending' AND expires_at > ?1
+           AND (heartbeat_until IS NULL OR heartbeat_until >= ?1)
          ORDER BY created_at DESC, rowid DESC"
     ))?;
     stmt.query_map([conn.now_ms()], from_row)?.collect()
 }
 
-/// Marks every pending row past its expiry `expired` (rows whose waiter is gone); returns how many.
+/// Marks every pending row past its expiry, or whose caller stopped heart-beating, `expired`
+/// (with the call's `after` audit row); returns how many.
 pub fn expire_stale(conn: &Conn<'_>) -> rusqlite::Result<usize> {
-    let now = conn.now_ms();
-    conn.execute(
-        "UPDATE tool_call_approvals SET status = 'expired', resolved_at = ?1
-         WHERE status = 'pending' AND expires_at < ?1",
-        [now],
-    )
+    immediate(conn, |tx| sweep(tx, tx.now_ms()))
 }
 
-/// What resolving a row did.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Resolved {
-    /// No row has that id.
-    NotFound,
-    /// The decision was recorded; the row after it.
-    Recorded(ApprovalRow),
-    /// The row was no longer pending; it is unchanged.
-    AlreadyResolved(ApprovalRow),
-    /// The row was past its expiry; it is now `expired` and the decision was not recorded.
-    Expired(ApprovalRow),
+/// [`expire_stale`] inside a transaction the caller holds.
+fn sweep(tx: &Conn<'_>, now: i64) -> rusqlite::Result<usize> {
+    let stale: Vec<ApprovalRow> = tx
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM tool_call_approvals
+             WHERE status = 'pending' AND (expires_at < ?1 OR heartbeat_until < ?1)"
+        ))?
+        .query_map([now], from_row)?
+        .collect::<rusqlite::Result<_>>()?;
+    for row in &stale {
+        let unrun = if row.expires_at < now {
+            WaitEnd::Expired.unrun()
+        } else {
+            Some((
+                Unrun::Abandoned,
+                "approval abandoned: the waiting caller stopped heart-beating (killed or frozen); the request was expired",
+            ))
+        };
+        finish(tx, row, Status::Expired, unrun, now)?;
+    }
+    Ok(stale.len())
 }
 
-fn set_status(conn: &Connection, id: &str, status: Status, now: i64) -> rusqlite::Result<()> {
-    conn.execute(
+/// Gives pending `row` its final `status` and, for a tool call that will not run, writes the
+/// call's `after` audit row (`unrun`), in the caller's transaction.
+fn finish(
+    tx: &Conn<'_>,
+    row: &ApprovalRow,
+    status: Status,
+    unrun: Option<(Unrun, &str)>,
+    now: i64,
+) -> rusqlite::Result<()> {
+    let changed = tx.execute(
         "UPDATE tool_call_approvals SET status = ?2, resolved_at = ?3
          WHERE id = ?1 AND status = 'pending'",
-        params![id, status.as_str(), now],
+        params![row.id, status.as_str(), now],
     )?;
+    if let (1, Some((end, why)), None) = (changed, unrun, &row.task_id) {
+        let actor = Actor {
+            agent_id: row.agent_id.as_deref(),
+            tenant_id: row.tenant_id.as_deref(),
+        };
+        audit::write_unrun(tx, &row.tool_name, actor, end, why)?;
+    }
     Ok(())
 }
 
-/// Records a person's decision on a pending row (first decision wins).
-pub fn resolve(conn: &Conn<'_>, id: &str, resolution: Resolution) -> rusqlite::Result<Resolved> {
-    immediate(conn, |tx| {
-        let Some(row) = get(tx, id)? else {
-            return Ok(Resolved::NotFound);
-        };
-        if row.status() != Status::Pending {
-            return Ok(Resolved::AlreadyResolved(row));
-        }
+/// What a resolve did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    /// The row afterwards.
+    pub row: ApprovalRow,
+    /// False when the row already held this decision: nothing changed.
+    pub changed: bool,
+}
+
+/// Why a decision was not recorded.
+/// Wire: ours.
+#[derive(Debug, thiserror::Error)]
+pub enum ResolveError {
+    /// No row has that id.
+    /// Wire: reference (seed 003: the REST 404 body).
+    #[error("approval not found")]
+    NotFound {
+        /// The id asked for.
+        id: String,
+    },
+    /// The row already ended otherwise (another decision, or expired); it is unchanged.
+    #[error(
+        "approval {} ({}) was already resolved as {}; {} not applied",
+        row.id,
+        row.tool_name,
+        row.status,
+        asked.as_str()
+    )]
+    Conflict {
+        /// The row as it is.
+        row: Box<ApprovalRow>,
+        /// The decision that was not applied.
+        asked: Resolution,
+    },
+    /// The database failed.
+    #[error("database error: {0}")]
+    Db(#[from] rusqlite::Error),
+}
+
+/// Records a person's decision on a pending row. The first decision wins: asking again for the
+/// decision a row holds changes nothing (`changed: false`); asking for another one, or resolving a
+/// row that expired (or, read now, has expired or lost its caller), is a
+/// [`ResolveError::Conflict`]. `allow_always` on a row without an agent is stored as `allow_once`.
+/// A `deny` writes the call's `after` audit row.
+pub fn resolve(
+    conn: &Conn<'_>,
+    id: &str,
+    resolution: Resolution,
+) -> Result<Resolved, ResolveError> {
+    enum Step {
+        Missing,
+        Holds(ApprovalRow),
+        Conflict(ApprovalRow),
+        Recorded(ApprovalRow),
+    }
+    let step = immediate(conn, |tx| {
         let now = tx.now_ms();
-        let (status, wrap): (Status, fn(ApprovalRow) -> Resolved) = if now > row.expires_at {
-            (Status::Expired, Resolved::Expired)
-        } else {
-            (resolution.status(), Resolved::Recorded)
+        sweep(tx, now)?;
+        let Some(row) = get(tx, id)? else {
+            return Ok(Step::Missing);
         };
-        set_status(tx, id, status, now)?;
-        let after = get(tx, id)?.unwrap_or(row);
-        Ok(wrap(after))
-    })
+        let wanted = resolution.for_row(&row).status();
+        if row.status() == wanted {
+            return Ok(Step::Holds(row));
+        }
+        if row.status() != Status::Pending {
+            return Ok(Step::Conflict(row));
+        }
+        let unrun = WaitEnd::from_status(wanted).and_then(WaitEnd::unrun);
+        finish(tx, &row, wanted, unrun, now)?;
+        Ok::<_, rusqlite::Error>(Step::Recorded(get(tx, id)?.unwrap_or(row)))
+    })?;
+    match step {
+        Step::Missing => Err(ResolveError::NotFound { id: id.to_owned() }),
+        Step::Holds(row) => Ok(Resolved {
+            row,
+            changed: false,
+        }),
+        Step::Conflict(row) => Err(ResolveError::Conflict {
+            row: Box::new(row),
+            asked: resolution,
+        }),
+        Step::Recorded(row) => Ok(Resolved { row, changed: true }),
+    }
 }
 
 /// The newest `allow_always` grant for this agent, tenant and tool, if any. A caller without an
 /// agent has none.
 pub fn standing_grant(
-    conn: &Connection,
+    conn: &Conn<'_>,
     tool_name: &str,
     actor: Actor<'_>,
 ) -> rusqlite::Result<Option<ApprovalRow>> {
@@ -332,8 +476,31 @@ impl WaitEnd {
     }
 }
 
-/// Closes a wait that ran out: marks the row `expired` if it is still pending and reports `end`;
-/// if a decision landed first, reports that decision instead.
+impl WaitEnd {
+    /// The `after` row (decision, summary) of a call whose wait ended this way without running
+    /// it; `None` for the ends that run it.
+    fn unrun(self) -> Option<(Unrun, &'static str)> {
+        match self {
+            WaitEnd::AllowOnce | WaitEnd::AllowAlways => None,
+            WaitEnd::Deny => Some((Unrun::Deny, "approval deny: refused by a person")),
+            WaitEnd::Timeout => Some((
+                Unrun::Timeout,
+                "approval timeout: nobody decided while the caller waited",
+            )),
+            WaitEnd::Expired => Some((
+                Unrun::Expired,
+                "approval expired: nobody decided before the request lapsed",
+            )),
+            WaitEnd::Abandoned => Some((
+                Unrun::Abandoned,
+                "approval abandoned: the caller's server shut down while it waited",
+            )),
+        }
+    }
+}
+
+/// Closes a wait that ran out: marks the row `expired` (writing the call's `after` row) if it is
+/// still pending and reports `end`; if a decision landed first, reports that decision instead.
 fn close_wait(db: &Db, id: &str, end: WaitEnd) -> rusqlite::Result<WaitEnd> {
     immediate(&db.conn(), |tx| {
         let Some(row) = get(tx, id)? else {
@@ -342,14 +509,35 @@ fn close_wait(db: &Db, id: &str, end: WaitEnd) -> rusqlite::Result<WaitEnd> {
         if let Some(decided) = WaitEnd::from_status(row.status()) {
             return Ok(decided);
         }
-        set_status(tx, id, Status::Expired, tx.now_ms())?;
+        finish(tx, &row, Status::Expired, end.unrun(), tx.now_ms())?;
         Ok(end)
     })
 }
 
-/// Waits for a person to resolve row `id`: re-reads it every `poll` (the first read at once) until
-/// it is resolved, passes its expiry, `timeout` runs out, or `closing` is set (the server is
-/// shutting down).
+/// One heartbeat of the call waiting on row `id`: reads the row and, while it is pending, extends
+/// its heartbeat by `lease` and expires the requests whose callers stopped heart-beating, in one
+/// transaction. `None` when the row is gone.
+fn beat(db: &Db, id: &str, lease: Duration) -> rusqlite::Result<Option<ApprovalRow>> {
+    immediate(&db.conn(), |tx| {
+        let now = tx.now_ms();
+        let Some(row) = get(tx, id)? else {
+            return Ok(None);
+        };
+        if row.status() == Status::Pending {
+            tx.execute(
+                "UPDATE tool_call_approvals SET heartbeat_until = ?2
+                 WHERE id = ?1 AND status = 'pending'",
+                params![id, now.saturating_add(millis(lease))],
+            )?;
+            sweep(tx, now)?;
+        }
+        Ok(Some(row))
+    })
+}
+
+/// Waits for a person to resolve row `id`: heart-beats and re-reads it every `poll` (the first
+/// read at once) until it is resolved, passes its expiry, `timeout` runs out, or `closing` is set
+/// (the server is shutting down).
 pub fn wait(
     db: &Db,
     id: &str,
@@ -358,8 +546,9 @@ pub fn wait(
     closing: &AtomicBool,
 ) -> rusqlite::Result<WaitEnd> {
     let deadline = Instant::now() + timeout;
+    let lease = heartbeat_lease(poll);
     loop {
-        let Some(row) = get(&db.conn(), id)? else {
+        let Some(row) = beat(db, id, lease)? else {
             return Ok(WaitEnd::Timeout);
         };
         if let Some(decided) = WaitEnd::from_status(row.status()) {

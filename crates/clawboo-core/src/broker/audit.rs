@@ -1,6 +1,8 @@
 //! The tool-call audit log: the `tool_call_audit` table, append-only.
 //!
-//! Owns: every read and write of `tool_call_audit`. Guarantees: what is written is already
+//! Owns: every read and write of `tool_call_audit`. Every call ends with one `after` row: its
+//! result when it ran, else why it never did ([`Unrun`], a divergence from the reference, which
+//! leaves a refused call with its `before` row only). Guarantees: what is written is already
 //! scrubbed and bounded (arguments as a scrubbed JSON summary of at most 4000 characters, results
 //! as scrubbed text of at most 8000); rows come back newest first, and of two rows written in the
 //! same millisecond the later one first. Must never: update or delete a row; store raw arguments.
@@ -61,13 +63,15 @@ pub struct AuditRow {
     pub agent_id: Option<String>,
     /// `before` or `after`.
     pub phase: String,
-    /// On `before` rows: `allow`, `deny`, `require_approval` or `observe`.
+    /// On `before` rows: `allow`, `deny`, `require_approval` or `observe`; on the `after` row of a
+    /// call that never ran: `deny`, `timeout`, `expired` or `abandoned`; else none.
     pub decision: Option<String>,
     /// On `before` rows: the scrubbed arguments.
     pub args_summary: Option<String>,
-    /// On `after` rows the scrubbed result; on `before` rows a note (`would-deny: …`).
+    /// On `after` rows the scrubbed result (or why the call never ran); on `before` rows a note
+    /// (`would-deny: …`).
     pub result_summary: Option<String>,
-    /// 1 when the executor failed.
+    /// 1 when the executor failed or the call never ran.
     pub is_error: i64,
     /// The tenant.
     pub tenant_id: Option<String>,
@@ -117,6 +121,58 @@ pub fn write_before(
     Ok(())
 }
 
+/// How a call that never ran ended, as the `decision` of its `after` row. (An executed call's
+/// `after` row has no decision, as the reference writes it; its result says how it went.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unrun {
+    /// A gate or a person refused it.
+    Deny,
+    /// Nobody decided while the caller waited.
+    Timeout,
+    /// The request lapsed before anyone decided.
+    Expired,
+    /// The caller stopped waiting: its server shut down, or it stopped heart-beating (killed).
+    Abandoned,
+}
+
+impl Unrun {
+    /// The stored value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Unrun::Deny => "deny",
+            Unrun::Timeout => "timeout",
+            Unrun::Expired => "expired",
+            Unrun::Abandoned => "abandoned",
+        }
+    }
+}
+
+fn insert_after(
+    conn: &Conn<'_>,
+    tool_name: &str,
+    actor: Actor<'_>,
+    decision: Option<&str>,
+    text: &str,
+    is_error: bool,
+) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO tool_call_audit (id, tool_name, agent_id, phase, decision, args_summary,
+             result_summary, is_error, tenant_id, created_at)
+         VALUES (?1, ?2, ?3, 'after', ?4, NULL, ?5, ?6, ?7, ?8)",
+        params![
+            new_id(),
+            tool_name,
+            actor.agent_id,
+            decision,
+            summary::result_summary(text),
+            i64::from(is_error),
+            actor.tenant_id,
+            conn.now_ms()
+        ],
+    )?;
+    Ok(())
+}
+
 /// Records what an executed call returned (after compaction).
 pub fn write_after(
     conn: &Conn<'_>,
@@ -125,21 +181,19 @@ pub fn write_after(
     output: &str,
     is_error: bool,
 ) -> rusqlite::Result<()> {
-    conn.execute(
-        "INSERT INTO tool_call_audit (id, tool_name, agent_id, phase, decision, args_summary,
-             result_summary, is_error, tenant_id, created_at)
-         VALUES (?1, ?2, ?3, 'after', NULL, NULL, ?4, ?5, ?6, ?7)",
-        params![
-            new_id(),
-            tool_name,
-            actor.agent_id,
-            summary::result_summary(output),
-            i64::from(is_error),
-            actor.tenant_id,
-            conn.now_ms()
-        ],
-    )?;
-    Ok(())
+    insert_after(conn, tool_name, actor, None, output, is_error)
+}
+
+/// Records how a call that never ran ended: `end` as the decision, `why` (scrubbed) as the
+/// summary, marked as an error.
+pub fn write_unrun(
+    conn: &Conn<'_>,
+    tool_name: &str,
+    actor: Actor<'_>,
+    end: Unrun,
+    why: &str,
+) -> rusqlite::Result<()> {
+    insert_after(conn, tool_name, actor, Some(end.as_str()), why, true)
 }
 
 /// Up to `limit` rows, newest first, of one tool (exact name) or of all.

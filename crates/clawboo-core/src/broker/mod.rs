@@ -8,10 +8,11 @@
 //! them live in `cli::operator`).
 //!
 //! Guarantees: a call that is denied never reaches its executor and never prompts a person; every
-//! call that reaches the broker leaves a `before` audit row and every executed call an `after` row,
-//! both scrubbed of secrets and size-bounded; an approval that times out or expires is marked
-//! `expired` in its row, never left `pending`; an `allow_always` grant is remembered per agent and
-//! tool.
+//! call that reaches the broker leaves a `before` audit row and ends with one `after` row (its
+//! result when it ran, else why not: denied, timed out, expired, abandoned by its caller), both
+//! scrubbed of secrets and size-bounded; an approval that times out, expires or loses its waiting
+//! caller is marked `expired` in its row, never left `pending`; an `allow_always` grant is
+//! remembered per agent and tool.
 //!
 //! Must never: know MCP (the tools server maps outcomes onto results); write unscrubbed arguments
 //! or results anywhere; actually delete anything (`delete_path` is a demonstration).
@@ -31,12 +32,14 @@ mod summary;
 
 pub use pipeline::{ApprovalTimings, Broker, BrokerError, CallContext, Outcome};
 
-use crate::db::SchemaPart;
+use crate::db::{SchemaPart, Step};
 
 /// The broker's schema, compatible with the reference implementation's tables.
 pub const SCHEMA: SchemaPart = SchemaPart {
     component: "broker",
-    steps: &["
+    steps: &[
+        Step::Sql(
+            "
 CREATE TABLE IF NOT EXISTS tool_call_audit (
     id TEXT PRIMARY KEY,
     tool_name TEXT NOT NULL,
@@ -88,5 +91,14 @@ CREATE TABLE IF NOT EXISTS tool_notes (
     created_at INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS idx_tool_notes_created ON tool_notes (created_at);
-"],
+",
+        ),
+        // Ours, nullable (the reference's writers never name it): the instant until which the
+        // waiting caller's latest heartbeat vouches for it (see `approvals`).
+        Step::AddColumn {
+            table: "tool_call_approvals",
+            column: "heartbeat_until",
+            definition: "INTEGER",
+        },
+    ],
 };

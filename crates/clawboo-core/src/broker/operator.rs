@@ -11,7 +11,7 @@
 
 use serde::Serialize;
 
-use super::approvals::{self, ApprovalRow, Resolution, Resolved};
+use super::approvals::{self, ApprovalRow, Resolution, ResolveError, Resolved};
 use super::audit::{self, AuditRow};
 use super::availability::AvailabilityContext;
 use super::builtins::Builtin;
@@ -75,15 +75,21 @@ pub fn pending_approvals(db: &Db) -> rusqlite::Result<Vec<ApprovalRow>> {
     Ok(rows.into_iter().map(shown_approval).collect())
 }
 
-/// Records a person's decision on approval `id` (see [`approvals::resolve`]); the row in the
+/// Records a person's decision on approval `id` (see [`approvals::resolve`]: a repeat of the
+/// decision the row holds is `changed: false`, another decision a conflict); every row in the
 /// answer is masked.
-pub fn resolve(db: &Db, id: &str, resolution: Resolution) -> rusqlite::Result<Resolved> {
-    Ok(match approvals::resolve(&db.conn(), id, resolution)? {
-        Resolved::NotFound => Resolved::NotFound,
-        Resolved::Recorded(row) => Resolved::Recorded(shown_approval(row)),
-        Resolved::AlreadyResolved(row) => Resolved::AlreadyResolved(shown_approval(row)),
-        Resolved::Expired(row) => Resolved::Expired(shown_approval(row)),
-    })
+pub fn resolve(db: &Db, id: &str, resolution: Resolution) -> Result<Resolved, ResolveError> {
+    match approvals::resolve(&db.conn(), id, resolution) {
+        Ok(resolved) => Ok(Resolved {
+            row: shown_approval(resolved.row),
+            changed: resolved.changed,
+        }),
+        Err(ResolveError::Conflict { row, asked }) => Err(ResolveError::Conflict {
+            row: Box::new(shown_approval(*row)),
+            asked,
+        }),
+        Err(other) => Err(other),
+    }
 }
 
 /// Up to `limit` audit rows, newest first, of one tool (a blank name means every tool), masked.
@@ -101,6 +107,7 @@ pub fn audit_log(db: &Db, tool: Option<&str>, limit: u32) -> rusqlite::Result<Ve
 }
 
 /// Why a tool could not be switched.
+/// Wire: ours.
 #[derive(Debug, thiserror::Error)]
 pub enum SwitchError {
     /// No builtin has that name.

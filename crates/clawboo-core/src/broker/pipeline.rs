@@ -5,8 +5,10 @@
 //! standing `allow_always` grant for this agent, or a person via the database) → executor →
 //! compaction → audit.
 //!
-//! Guarantees: every call that reaches the broker leaves a `before` audit row, and every call that
-//! runs an `after` row; a gate denial reads `denied: <reason>` with the typed reason beside it, an
+//! Guarantees: every call that reaches the broker leaves a `before` audit row and ends with one
+//! `after` row: its result when it ran, `deny` with the reason when a gate refused it (written
+//! here, with the `before` row, in one transaction), or how its approval ended (written by
+//! `approvals`, with the request's final status); a gate denial reads `denied: <reason>` with the typed reason beside it, an
 //! approval that is not granted reads `approval <end>` with reason `approval:<end>`; the executor
 //! receives the arguments as the inspectors left them (clamped). Must never: hold the database
 //! lock while waiting for a person or while an executor talks to the network.
@@ -17,13 +19,13 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::approvals::{self, NewApproval};
-use super::audit::{self, Actor, Decision as Logged};
+use super::audit::{self, Actor, Decision as Logged, Unrun};
 use super::availability::{Availability, AvailabilityContext};
 use super::builtins::{Builtin, Execution};
 use super::compact::{CompactionStats, compact};
 use super::inspect::{Caller, DEFAULT_CHAIN, Decision, Inspector, run_chain};
 use super::registry;
-use crate::db::Db;
+use crate::db::{Db, immediate};
 use crate::log;
 
 /// The variable setting how long a call waits for a person (milliseconds).
@@ -134,6 +136,7 @@ impl Outcome {
 }
 
 /// A failure of the broker itself (not of a tool): the database.
+/// Wire: ours.
 #[derive(Debug, thiserror::Error)]
 pub enum BrokerError {
     /// A read or write of the broker's tables failed.
@@ -180,12 +183,14 @@ impl Broker {
     }
 
     /// The same broker with another inspector chain.
+    #[cfg(test)]
     pub fn with_chain(mut self, chain: &'static [Inspector]) -> Self {
         self.chain = chain;
         self
     }
 
     /// The database.
+    #[cfg(test)]
     pub fn db(&self) -> &Db {
         &self.db
     }
@@ -277,6 +282,7 @@ impl Broker {
                 args: &args_value,
                 reason: message,
                 ttl: self.timings.ttl,
+                heartbeat: Some(approvals::heartbeat_lease(self.timings.poll)),
             },
         )?;
         let end = approvals::wait(
@@ -287,6 +293,7 @@ impl Broker {
             &self.closing,
         )?;
         if !end.allows() {
+            // The call's `after` row was written by whoever ended the request (`approvals`).
             return Ok(Outcome::refused(
                 format!("approval {}", end.as_str()),
                 format!("approval:{}", end.as_str()),
@@ -334,8 +341,12 @@ impl Broker {
         args: &Value,
         reason: String,
     ) -> Result<Outcome, BrokerError> {
-        audit::write_before(&self.db.conn(), name, actor, Logged::Deny, args, None)?;
-        Ok(Outcome::refused(format!("denied: {reason}"), reason))
+        let output = format!("denied: {reason}");
+        immediate(&self.db.conn(), |tx| {
+            audit::write_before(tx, name, actor, Logged::Deny, args, None)?;
+            audit::write_unrun(tx, name, actor, Unrun::Deny, &output)
+        })?;
+        Ok(Outcome::refused(output, reason))
     }
 
     fn log_before(

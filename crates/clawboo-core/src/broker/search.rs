@@ -77,6 +77,7 @@ struct TavilyAnswer {
 }
 
 /// A failed search.
+/// Wire: ours.
 #[derive(Debug, thiserror::Error)]
 #[error("web search failed: {0}")]
 pub struct SearchError(String);

@@ -2,17 +2,25 @@
 //! by the environment, and serving one server over stdio.
 //!
 //! Owns: exit codes and the one-line error a person sees when start-up fails.
+//! The error style of every bin subcommand: a usage error exits 2, a failure exits 1; the message
+//! is one line on stderr prefixed with the bin's name (`clawboo-mcp-tasks: …`), or, when the
+//! command was given `--json`, `{"error": "…"}` on stdout (and nothing on stderr) so a script
+//! reading JSON always gets JSON.
+//! Guarantees: at start-up the bin logs, at `info`, the database file it opened (and whether it
+//! came from `CLAWBOO_DB_PATH` or is the default) and the binding it runs under: binding values are
+//! team / agent / tenant ids, never a secret.
 //! Must never: panic on bad input or an unusable database; write anything but protocol to stdout
 //! while serving.
 
+pub mod clawbrain;
 pub mod operator;
 
 use std::process::ExitCode;
 use std::time::Duration;
 
 use crate::attach::{self, AttachRequest, Transport};
-use crate::binding::{Binding, DB_PATH_ENV, Scope, ServerKind, env_value};
-use crate::db::{Clock, Db, default_db_path};
+use crate::binding::{Binding, DB_PATH_ENV, Scope, ServerKind, env_value, given};
+use crate::db::{Clock, Db, DbError, default_db_path};
 use crate::host;
 use crate::log;
 use crate::mcp::{SERVER_VERSION, Server, stdio};
@@ -36,14 +44,32 @@ pub struct BinInfo {
     pub env_help: &'static str,
 }
 
+/// Exit code of a usage error (a bad flag or argument): nothing was attempted.
+pub const EXIT_USAGE: u8 = 2;
+
+/// Exit code of a command that was understood but failed.
+pub const EXIT_FAILURE: u8 = 1;
+
+/// Reports an error of `bin` in the one style of every bin subcommand (see the module docs) and
+/// returns `code` as the exit code.
+pub fn fail(bin: &str, json: bool, code: u8, message: &str) -> ExitCode {
+    if json {
+        println!("{}", serde_json::json!({ "error": message }));
+    } else {
+        eprintln!("{bin}: {message}");
+    }
+    ExitCode::from(code)
+}
+
 fn help_text(info: &BinInfo, commands_usage: &str) -> String {
     format!(
         "{bin} {SERVER_VERSION}\n{summary}\n\n\
          USAGE:\n    {bin}              serve MCP over stdio (newline-delimited JSON-RPC)\n{commands_usage}    \
          {bin} attach --runtime claude-code|codex|openclaw [--transport stdio|http]\n        \
-         [--db PATH] [--team T] [--agent A] [--tenant X] [--bin PATH] [--http-base URL] [--json]\n        \
+         [--db PATH] [--team T] [--agent A] [--tenant X] [--bin PATH] [--http-base URL]\n        \
+         [--auto-approve] [--json]\n        \
          print the config that plugs this server into a client (bound when --team/--agent are given;\n        \
-         over http the binding is signed with the install's key)\n    \
+         --auto-approve: Codex calls the tools without asking, which `codex exec` needs)\n    \
          {bin} serve {serve_usage}\n        \
          serve over Streamable HTTP at /api/mcp/<server> (default 127.0.0.1:{port}); --all hosts the four\n        \
          servers, the /api/tools REST routes and the approvals page at / on one port\n    \
@@ -76,28 +102,30 @@ fn handle_flags_with(info: &BinInfo, commands_usage: &str, args: &[String]) -> O
             print!("{}", help_text(info, commands_usage));
             Some(ExitCode::SUCCESS)
         }
-        Some("-V" | "--version") => {
+        Some("-V" | "--version" | "version") => {
             println!("{} {SERVER_VERSION}", info.bin);
             Some(ExitCode::SUCCESS)
         }
         Some("serve") => Some(serve_command(info, &args[1..])),
-        Some("attach") => Some(match attach_command(info, &args[1..]) {
-            Ok(text) => {
-                println!("{text}");
-                ExitCode::SUCCESS
-            }
-            Err(message) => {
-                eprintln!("{}: attach: {message}", info.bin);
-                ExitCode::from(2)
-            }
-        }),
-        Some(other) => {
-            eprintln!(
-                "{}: unexpected argument {other:?}; run `{} --help` for usage",
-                info.bin, info.bin
-            );
-            Some(ExitCode::from(2))
+        Some("attach") => {
+            let json = args.iter().any(|a| a == "--json");
+            Some(match attach_command(info, &args[1..]) {
+                Ok(text) => {
+                    println!("{text}");
+                    ExitCode::SUCCESS
+                }
+                Err(message) => fail(info.bin, json, EXIT_USAGE, &format!("attach: {message}")),
+            })
         }
+        Some(other) => Some(fail(
+            info.bin,
+            false,
+            EXIT_USAGE,
+            &format!(
+                "unexpected argument {other:?}; run `{} --help` for usage",
+                info.bin
+            ),
+        )),
     }
 }
 
@@ -109,6 +137,7 @@ fn attach_command(info: &BinInfo, args: &[String]) -> Result<String, String> {
     let mut runtime = None;
     let mut transport = Transport::Stdio;
     let mut json = false;
+    let mut auto_approve = false;
     let mut request = AttachRequest {
         runtime: attach::Runtime::ClaudeCode,
         server,
@@ -118,12 +147,17 @@ fn attach_command(info: &BinInfo, args: &[String]) -> Result<String, String> {
         http_base: None,
         scope: Scope::default(),
         binding_key: None,
+        auto_approve: false,
     };
     let mut bin_path = None;
     let mut rest = args.iter();
     while let Some(flag) = rest.next() {
         if flag == "--json" {
             json = true;
+            continue;
+        }
+        if flag == "--auto-approve" {
+            auto_approve = true;
             continue;
         }
         let value = rest
@@ -144,6 +178,10 @@ fn attach_command(info: &BinInfo, args: &[String]) -> Result<String, String> {
         }
     }
     request.runtime = runtime.ok_or("--runtime is required (claude-code, codex or openclaw)")?;
+    if auto_approve && request.runtime != attach::Runtime::Codex {
+        return Err("--auto-approve is for --runtime codex only".into());
+    }
+    request.auto_approve = auto_approve;
     request.transport = transport;
     request.bin_path = match bin_path {
         Some(path) => path,
@@ -152,11 +190,15 @@ fn attach_command(info: &BinInfo, args: &[String]) -> Result<String, String> {
             .display()
             .to_string(),
     };
-    if request.db_path.is_none() {
-        let db = default_db_path().map_err(|e| e.to_string())?;
-        let absolute = std::path::absolute(&db).unwrap_or(db);
-        request.db_path = Some(absolute.display().to_string());
-    }
+    // A relative --db would be resolved by the client against its own working folder; the
+    // snippet names the file this shell means.
+    let db = match given(request.db_path.take().as_deref()) {
+        Some(path) => std::path::PathBuf::from(path),
+        None => default_db_path().map_err(|e| e.to_string())?,
+    };
+    let absolute = std::path::absolute(&db)
+        .map_err(|e| format!("cannot make {} absolute: {e}", db.display()))?;
+    request.db_path = Some(absolute.display().to_string());
     if request.transport == Transport::Http
         && let Some(db) = &request.db_path
     {
@@ -177,10 +219,7 @@ fn serve_command(info: &BinInfo, args: &[String]) -> ExitCode {
     let own = info.server;
     let db_path = match default_db_path() {
         Ok(path) => std::path::absolute(&path).unwrap_or(path),
-        Err(e) => {
-            eprintln!("{}: {e}", info.bin);
-            return ExitCode::FAILURE;
-        }
+        Err(e) => return fail(info.bin, false, EXIT_FAILURE, &e.to_string()),
     };
     let env = host::ServeEnv {
         token: env_value(host::TOKEN_ENV),
@@ -188,10 +227,7 @@ fn serve_command(info: &BinInfo, args: &[String]) -> ExitCode {
     };
     let config = match host::parse_serve_args(own, args, env, db_path) {
         Ok(config) => config,
-        Err(message) => {
-            eprintln!("{}: serve: {message}", info.bin);
-            return ExitCode::from(2);
-        }
+        Err(message) => return fail(info.bin, false, EXIT_USAGE, &format!("serve: {message}")),
     };
     let runtime = match async_runtime(info, None) {
         Ok(rt) => rt,
@@ -211,10 +247,7 @@ fn serve_command(info: &BinInfo, args: &[String]) -> ExitCode {
     runtime.shutdown_timeout(SHUTDOWN_GRACE);
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!("{}: serve: {message}", info.bin);
-            ExitCode::FAILURE
-        }
+        Err(message) => fail(info.bin, false, EXIT_FAILURE, &format!("serve: {message}")),
     }
 }
 
@@ -229,21 +262,55 @@ fn async_runtime(
         builder.worker_threads(workers);
     }
     builder.enable_all().build().map_err(|e| {
-        eprintln!("{}: cannot start the async runtime: {e}", info.bin);
-        ExitCode::FAILURE
+        fail(
+            info.bin,
+            false,
+            EXIT_FAILURE,
+            &format!("cannot start the async runtime: {e}"),
+        )
     })
 }
 
-/// Opens the database named by the environment, or explains in one line why it cannot. Its clock
-/// is the system's, except in a debug build given `CLAWBOO_TEST_CLOCK_MS` ([`Clock::from_env`]).
+/// Opens the database named by the environment, or explains in one line why it cannot. Logs, at
+/// `info`, the file it opened. Its clock is the system's, except in a debug build given
+/// `CLAWBOO_TEST_CLOCK_MS` ([`Clock::from_env`]).
 pub fn open_db(info: &BinInfo) -> Result<Db, ExitCode> {
-    let opened = default_db_path()
-        .and_then(|path| Db::open(&path))
-        .map(|db| db.with_clock(Clock::from_env()));
-    opened.map_err(|e| {
-        eprintln!("{}: {e}", info.bin);
-        ExitCode::FAILURE
-    })
+    let opened = default_db_path().and_then(|path| Db::open(&path).map(|db| (db, path)));
+    let (db, path) = opened.map_err(|e| open_failure(info.bin, false, &e))?;
+    let shown = std::path::absolute(&path).unwrap_or(path);
+    let source = if env_value(DB_PATH_ENV).is_some() {
+        format!("from {DB_PATH_ENV}")
+    } else {
+        format!("the default: {DB_PATH_ENV} is unset or blank")
+    };
+    log::info(&format!(
+        "{}: database {} ({source})",
+        info.bin,
+        shown.display()
+    ));
+    Ok(db.with_clock(Clock::from_env()))
+}
+
+/// The one-line report of a database that could not be opened: exit 1.
+pub fn open_failure(bin: &str, json: bool, error: &DbError) -> ExitCode {
+    fail(bin, json, EXIT_FAILURE, &error.to_string())
+}
+
+/// The binding a bin runs under, for its log: the variables that are set, or `unbound`.
+fn binding_summary(binding: &Binding) -> String {
+    if binding.is_unbound() {
+        let names: Vec<&str> = binding.server().fields().iter().map(|f| f.env).collect();
+        return format!(
+            "unbound (scope comes from tool arguments; set {} to bind)",
+            names.join(" / ")
+        );
+    }
+    let set: Vec<String> = binding
+        .env_pairs()
+        .iter()
+        .map(|(name, value)| format!("{name}={value}"))
+        .collect();
+    format!("bound: {}", set.join(", "))
 }
 
 /// Serves `server` over stdio until stdin closes or SIGTERM arrives.
@@ -258,10 +325,7 @@ pub fn serve<S: Send + Sync + 'static>(info: &BinInfo, server: Server<S>) -> Exi
     runtime.shutdown_timeout(SHUTDOWN_GRACE);
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("{}: {e}", info.bin);
-            ExitCode::FAILURE
-        }
+        Err(e) => fail(info.bin, false, EXIT_FAILURE, &e.to_string()),
     }
 }
 
@@ -269,6 +333,7 @@ pub fn serve<S: Send + Sync + 'static>(info: &BinInfo, server: Server<S>) -> Exi
 /// ([`Binding::from_env`]), and serves it over stdio.
 fn serve_from_env(info: &BinInfo, db: Db) -> ExitCode {
     let binding = Binding::from_env(info.server);
+    log::info(&format!("{}: {}", info.bin, binding_summary(&binding)));
     match info.server {
         ServerKind::Tasks => serve(info, tasks::build(db, binding.tasks())),
         ServerKind::Memory => {

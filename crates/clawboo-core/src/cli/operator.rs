@@ -7,8 +7,12 @@
 //! `{"error":…}` on failure).
 //!
 //! Guarantees: stored summaries are masked again before they are shown; resolving an unknown id
-//! is an error (exit 1); resolving a row that is no longer pending changes nothing and says what it
-//! is (exit 0 if it already is what was asked, else 1); a row past its expiry cannot be approved.
+//! is an error (exit 1); resolving a row that is no longer pending changes nothing: asking again
+//! for the decision it holds says so and exits 0, asking for another one (deny after approve,
+//! approve after deny, anything after expiry) says what it holds since when and what was not
+//! applied, on stderr (or as `{"error":…,"approval":…}` with `--json`), and exits 1; a row past
+//! its expiry, or whose caller stopped waiting, cannot be approved. `approve --always` on a row
+//! that names no agent approves it once and stores `allow_once`, and says so.
 //! Exit codes: 0 done, 1 not done, 2 usage.
 //!
 //! Owns the front-door half: argument parsing, tables, times shown in UTC, texts and exit codes.
@@ -21,7 +25,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::{BinInfo, open_db};
-use crate::broker::approvals::{ApprovalRow, Resolution, Resolved};
+use crate::broker::approvals::{ApprovalRow, Resolution, ResolveError, Resolved, Status};
 use crate::broker::audit;
 use crate::broker::availability::AvailabilityContext;
 use crate::broker::operator::{self as queries, SwitchError};
@@ -327,8 +331,25 @@ fn pending(db: &Db, json: bool) -> rusqlite::Result<Report> {
 }
 
 fn resolve(db: &Db, id: &str, resolution: Resolution, json: bool) -> rusqlite::Result<Report> {
-    let (row, code, text) = match queries::resolve(db, id, resolution)? {
-        Resolved::NotFound => {
+    let (row, text) = match queries::resolve(db, id, resolution) {
+        Ok(Resolved { row, changed: true }) => {
+            let text = recorded_text(&row, resolution);
+            (row, text)
+        }
+        Ok(Resolved {
+            row,
+            changed: false,
+        }) => {
+            let text = format!(
+                "approval {} ({}) was already resolved as {}{}; nothing changed",
+                row.id,
+                row.tool_name,
+                row.status,
+                at(row.resolved_at)
+            );
+            (row, text)
+        }
+        Err(ResolveError::NotFound { .. }) => {
             let message = if json {
                 "approval not found".to_owned()
             } else {
@@ -336,38 +357,55 @@ fn resolve(db: &Db, id: &str, resolution: Resolution, json: bool) -> rusqlite::R
             };
             return Ok(failure(json, &message));
         }
-        Resolved::Recorded(row) => {
-            let text = recorded_text(&row, resolution);
-            (row, 0, text)
+        Err(ResolveError::Conflict { row, asked }) => {
+            return Ok(conflict(&row, asked, json));
         }
-        Resolved::AlreadyResolved(row) => {
-            let code = u8::from(row.status() != resolution.status());
-            let text = format!(
-                "approval {} ({}) was already resolved as {}; nothing changed",
-                row.id, row.tool_name, row.status
-            );
-            (row, code, text)
-        }
-        Resolved::Expired(row) => {
-            let text = format!(
-                "approval {} ({}) expired at {} before it was resolved; it is now marked expired and nothing was approved",
-                row.id,
-                row.tool_name,
-                utc(row.expires_at)
-            );
-            (row, 1, text)
-        }
+        Err(ResolveError::Db(e)) => return Err(e),
     };
     let out = if json {
         line(&json!({ "ok": true, "approval": row }))
     } else {
         format!("{text}\n")
     };
-    Ok(Report {
-        out,
-        err: String::new(),
-        code,
-    })
+    Ok(Report::ok(out))
+}
+
+/// ` at <time>` for a resolution time, or nothing.
+fn at(resolved_at: Option<i64>) -> String {
+    resolved_at
+        .map(|ms| format!(" at {}", utc(ms)))
+        .unwrap_or_default()
+}
+
+/// A decision that was not applied because the row already ended otherwise: what it holds, since
+/// when, and what was not applied; exit 1 (`{"error":…,"approval":…}` with `--json`).
+fn conflict(row: &ApprovalRow, asked: Resolution, json: bool) -> Report {
+    let held = if row.status() == Status::Expired {
+        format!(
+            "approval {} ({}) expired{} before it was resolved (nobody decided in time, or its caller stopped waiting)",
+            row.id,
+            row.tool_name,
+            at(row.resolved_at)
+        )
+    } else {
+        format!(
+            "approval {} ({}) was already resolved as {}{}",
+            row.id,
+            row.tool_name,
+            row.status,
+            at(row.resolved_at)
+        )
+    };
+    let message = format!("{held}; {} not applied", asked.as_str());
+    if json {
+        Report {
+            out: line(&json!({ "error": message, "approval": row })),
+            err: String::new(),
+            code: 1,
+        }
+    } else {
+        failure(false, &message)
+    }
 }
 
 fn recorded_text(row: &ApprovalRow, resolution: Resolution) -> String {
@@ -380,7 +418,7 @@ fn recorded_text(row: &ApprovalRow, resolution: Resolution) -> String {
             row.tool_name
         ),
         (Resolution::AllowAlways, None) => format!(
-            "approved {head}; the call names no agent, so the grant cannot be remembered and counts once"
+            "approved {head} once: the call names no agent, so --always cannot be remembered (stored as allow_once)"
         ),
     }
 }

@@ -8,8 +8,8 @@
 //! here.
 //!
 //! Decisions beyond the reference: every summary in every response is masked again for display,
-//! the resolve answer included (the reference returned it as stored); a resolve of a row past its
-//! expiry marks it `expired` and returns it (nothing is approved); `limit` must be a whole number
+//! the resolve answer included (the reference returned it as stored); a resolve that conflicts
+//! with the row's end (another decision, or expired) answers 200 with the row as it is; `limit` must be a whole number
 //! (the reference's `Number()` quirks are not kept) and an unknown `runtime`/`transport` is a 400
 //! like an unknown `server`.
 //!
@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 use super::error;
 use crate::attach::{self, AttachRequest, Runtime, Transport};
 use crate::binding::{Scope, ServerKind};
-use crate::broker::approvals::{Resolution, Resolved};
+use crate::broker::approvals::{Resolution, ResolveError, Resolved};
 use crate::broker::audit;
 use crate::broker::availability::AvailabilityContext;
 use crate::broker::operator;
@@ -127,9 +127,14 @@ fn resolve(db: &Db, id: &str, body: &[u8]) -> rusqlite::Result<HttpResponse> {
         Ok(resolution) => resolution,
         Err(response) => return Ok(*response),
     };
-    let row = match operator::resolve(db, id, resolution)? {
-        Resolved::NotFound => return Ok(error(StatusCode::NOT_FOUND, "approval not found")),
-        Resolved::Recorded(row) | Resolved::AlreadyResolved(row) | Resolved::Expired(row) => row,
+    // Seed 003: the first decision wins, and a row that already ended is answered 200 as it is.
+    let row = match operator::resolve(db, id, resolution) {
+        Ok(Resolved { row, .. }) => row,
+        Err(ResolveError::Conflict { row, .. }) => *row,
+        Err(ResolveError::NotFound { .. }) => {
+            return Ok(error(StatusCode::NOT_FOUND, "approval not found"));
+        }
+        Err(ResolveError::Db(e)) => return Err(e),
     };
     Ok(ok(json!({ "ok": true, "approval": row })))
 }
@@ -214,6 +219,7 @@ pub fn mcp_config(
             tenant_id: query_value(query, "scopeTenantId"),
         },
         binding_key: key.cloned(),
+        auto_approve: false,
     };
     ok(json!({ "ok": true, "config": attach::attach_config(&request) }))
 }

@@ -37,13 +37,13 @@ pub use inject::{AUTO_MEMORY_MAX_CHARS, AUTO_MEMORY_TOP_K, render_auto_memory};
 pub use query::fts_query;
 pub use search::{MatchedVia, SearchHit, SearchMode, SearchOutcome};
 
-use crate::db::{Conn, Db, SchemaPart, immediate, new_id};
+use crate::db::{Conn, Db, SchemaPart, Step, immediate, new_id};
 use crate::scrub::{is_entirely_redacted, scrub_secrets};
 
 /// The memory store's schema.
 pub const SCHEMA: SchemaPart = SchemaPart {
     component: "memory",
-    steps: &["
+    steps: &[Step::Sql("
 CREATE TABLE IF NOT EXISTS memory_facts (
     id TEXT PRIMARY KEY,
     title TEXT NOT NULL,
@@ -123,7 +123,7 @@ END;
 INSERT INTO clawboo_procedures_fts (rowid, name, content)
     SELECT rowid, name, content FROM memory_procedures
     WHERE rowid NOT IN (SELECT rowid FROM clawboo_procedures_fts);
-"],
+")],
 };
 
 /// The scope filter of every read, over a table aliased `m` with `scope_team_id`,
@@ -175,12 +175,14 @@ macro_rules! latest_procedure_only {
 pub(crate) use {fact_columns, latest_procedure_only, procedure_columns, scope_filter};
 
 /// A failed memory operation.
+/// Wire: reference (keep the text; detail may only be appended).
 #[derive(Debug, thiserror::Error)]
 pub enum MemoryError {
     /// The content was nothing but secrets.
     #[error("nothing to save: content was entirely redacted secrets")]
     EntirelyRedacted,
     /// The database failed.
+    /// Wire: ours.
     #[error("database error: {0}")]
     Db(#[from] rusqlite::Error),
 }

@@ -12,6 +12,13 @@
 //! arguments and, like the reference's injection (`teamId ?? ''`), reads global entries only when
 //! it is given no team.
 //!
+//! `memory_search` answers the reference's shape, a JSON array of hits, whenever it searched the
+//! way it was asked. When it was asked for `vector` or `hybrid` and has no embedding provider, it
+//! searches full-text instead and answers `{"note": "<why>", "hits": [...]}` in its one text
+//! block: many clients show only the first block, so a note in a second one went unseen, and an
+//! answer that silently changes its meaning is worse than one that changes its shape. A caller
+//! that asks for `fts` (or leaves `mode` out without a provider) always gets the plain array.
+//!
 //! Must never: touch SQL (the store does), or let an argument widen a bound scope.
 
 use schemars::JsonSchema;
@@ -83,6 +90,7 @@ impl MemoryState {
 }
 
 /// A tool-error of the memory server.
+/// Wire: reference (keep the text; detail may only be appended).
 #[derive(Debug, thiserror::Error)]
 pub enum MemoryToolError {
     /// A fact save without a title.
@@ -183,16 +191,25 @@ fn memory_save(s: &MemoryState, a: SaveArgs) -> ToolResult {
     Ok(Reply::json(&saved))
 }
 
+/// A search that could not be done the way it was asked: why, then what full-text found.
+#[derive(Serialize)]
+struct DegradedSearch<H: Serialize> {
+    note: String,
+    hits: H,
+}
+
 fn memory_search(s: &MemoryState, a: SearchArgs) -> ToolResult {
     let scope = s.read_scope(&a.scope);
     let outcome = s
         .memory
         .search(&a.query, a.mode, a.limit.unwrap_or(DEFAULT_LIMIT), &scope)
         .map_err(MemoryToolError::from)?;
-    let reply = Reply::json(&outcome.hits);
     Ok(match outcome.degraded {
-        Some(why) => reply.with_block(format!("note: {why}")),
-        None => reply,
+        Some(why) => Reply::json(&DegradedSearch {
+            note: why,
+            hits: outcome.hits,
+        }),
+        None => Reply::json(&outcome.hits),
     })
 }
 
@@ -216,7 +233,7 @@ pub fn build(memory: Memory, bound: Option<MemoryBinding>) -> Server<MemoryState
         ))
         .tool(Tool::new(
             "memory_search",
-            "Search saved facts and procedures. mode: fts (default without an embedding provider) | vector | hybrid (default with one). Results cite an id and say their kind (fact or procedure).",
+            "Search saved facts and procedures. mode: fts (default without an embedding provider) | vector | hybrid (default with one). Answers a JSON array of hits; each cites an id and says its kind (fact or procedure). Asked for vector or hybrid without an embedding provider, it searches full-text and answers {\"note\", \"hits\"} instead, the note saying so.",
             memory_search,
         ))
         .tool(Tool::new(

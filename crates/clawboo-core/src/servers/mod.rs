@@ -3,6 +3,7 @@
 //! Servers know MCP's shapes (arguments, descriptions, result texts) and call repositories; they
 //! never run SQL themselves.
 
+pub mod clawbrain;
 pub mod memory;
 pub mod tasks;
 pub mod teamchat;

@@ -26,14 +26,13 @@ pub struct TasksState {
     caps: Caps,
 }
 
-/// A tool-error of the Tasks server.
+/// A tool-error of the Tasks server. A task that is missing or, on a bound session, belongs to
+/// Wire: reference (keep the text; detail may only be appended).
+/// another team is the board's own [`BoardError::NotFound`], so the two read the same.
 #[derive(Debug, thiserror::Error)]
 pub enum TasksError {
-    /// The task is missing or, on a bound session, belongs to another team.
-    #[error("not found: {0}")]
-    NotFound(String),
-    /// A claim, release or status change was refused for `reason`.
-    #[error("{action} failed: {reason}")]
+    /// A claim, release or status change was refused for `reason`: `<action> failed: <code…>`.
+    #[error("{action} failed: {}", reason.reason())]
     Refused {
         /// `claim`, `release`, `status change`, `block` or `unblock`.
         action: &'static str,
@@ -63,7 +62,7 @@ impl TasksState {
         let task = board::get(&self.db.conn(), task_id)?;
         match task {
             Some(t) if t.team_id.as_deref() == Some(team.as_str()) => Ok(()),
-            _ => Err(TasksError::NotFound(task_id.to_owned())),
+            _ => Err(BoardError::no_task(task_id).into()),
         }
     }
 
@@ -189,7 +188,7 @@ fn get_task(s: &TasksState, a: TaskIdArgs) -> ToolResult {
     let task = board::get(&conn, &a.task_id)
         .map_err(TasksError::from)?
         .filter(|t| s.bound_team.is_none() || t.team_id == s.bound_team)
-        .ok_or_else(|| TasksError::NotFound(a.task_id.clone()))?;
+        .ok_or_else(|| TasksError::from(BoardError::no_task(&a.task_id)))?;
     let comments = board::comments(&conn, &a.task_id).map_err(TasksError::from)?;
     let ancestors = board::ancestors(&conn, &a.task_id).map_err(TasksError::from)?;
     Ok(Reply::json(&json!({

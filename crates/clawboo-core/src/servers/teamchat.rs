@@ -52,6 +52,7 @@ pub struct TeamChatState {
 }
 
 /// A tool-error of the TeamChat server.
+/// Wire: reference (keep the text; detail may only be appended).
 #[derive(Debug, thiserror::Error)]
 pub enum TeamChatError {
     /// `text` was empty once trimmed.
@@ -94,7 +95,8 @@ struct SubscribeArgs {
     /// Return posts after this seq (exclusive; default 0). Pass the previous call's nextSeq.
     #[schemars(range(min = 0))]
     since_seq: Option<i64>,
-    /// At most this many posts (1..500; default 1000, everything up to that).
+    /// At most this many posts (1..500). Left out, the read stops at 1000 posts, as the
+    /// reference's does.
     #[schemars(range(min = 1, max = 500))]
     limit: Option<u32>,
     #[serde(flatten)]

@@ -83,6 +83,7 @@ pub struct ToolsState {
 
 impl ToolsState {
     /// The broker.
+    #[cfg(test)]
     pub fn broker(&self) -> &Broker {
         &self.broker
     }

@@ -18,12 +18,13 @@ use serde::Serialize;
 
 pub use envelope::{PeerPost, format_peer_post};
 
-use crate::db::{Conn, DbError, SchemaPart, immediate, new_id};
+use crate::db::{Conn, DbError, SchemaPart, Step, immediate, new_id};
 
 /// The team room's schema, compatible with the reference implementation's table.
 pub const SCHEMA: SchemaPart = SchemaPart {
     component: "teamchat",
-    steps: &["
+    steps: &[Step::Sql(
+        "
 CREATE TABLE IF NOT EXISTS team_chat (
     id TEXT PRIMARY KEY,
     room_id TEXT NOT NULL,
@@ -36,7 +37,8 @@ CREATE TABLE IF NOT EXISTS team_chat (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS uniq_team_chat_room_seq ON team_chat (room_id, seq);
 CREATE INDEX IF NOT EXISTS idx_team_chat_team ON team_chat (team_id);
-"],
+",
+    )],
 };
 
 /// How many rows a read returns when the caller sets no limit (the reference's default).
@@ -50,12 +52,10 @@ pub fn room_for_team(team_id: &str) -> String {
 /// What kind of voice a post is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PostKind {
-    /// A teammate's post (the only kind the MCP tool writes).
+    /// A teammate's post, the only kind the MCP tool writes. (The reference's board narration and
+    /// a person's posts, `system` and `user`, are written by its host program, never by us; a read
+    /// returns whatever `kind` a row holds.)
     Peer,
-    /// Board narration by `clawboo`.
-    System,
-    /// A person's post.
-    User,
 }
 
 impl PostKind {
@@ -63,8 +63,6 @@ impl PostKind {
     pub fn as_str(self) -> &'static str {
         match self {
             PostKind::Peer => "peer",
-            PostKind::System => "system",
-            PostKind::User => "user",
         }
     }
 }

@@ -47,19 +47,16 @@ fn a_post_is_stored_whole_with_its_kind_and_team() {
     let db = Db::open_in_memory().unwrap();
     let conn = db.conn();
     let stored = say(&conn, "team:tm1", "a1", "hello");
-    let narration = post(
-        &conn,
-        &NewPost {
-            room_id: "team:tm1",
-            team_id: "tm1",
-            author_agent_id: "clawboo",
-            body: "Task done.",
-            kind: PostKind::System,
-        },
+    // The reference's host narrates the board with `kind = 'system'` rows; a read keeps the kind.
+    conn.execute(
+        "INSERT INTO team_chat (id, room_id, team_id, author_agent_id, body, kind, created_at, seq)
+         VALUES ('n1', 'team:tm1', 'tm1', 'clawboo', 'Task done.', 'system', 1, 2)",
+        [],
     )
     .unwrap();
     let read = everything(&conn, "team:tm1", 0);
-    assert_eq!(read, [stored.clone(), narration]);
+    assert_eq!(read[0], stored);
+    assert_eq!(read.len(), 2);
     assert_eq!(stored.kind, "peer");
     assert_eq!(stored.team_id, "tm1");
     assert_eq!(read[1].kind, "system");

@@ -4,9 +4,19 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::*;
-use crate::db::Clock;
+use crate::db::{Clock, Step, new_id};
 
 fn request(conn: &Conn<'_>, agent: Option<&str>, ttl: Duration) -> ApprovalRow {
+    request_with(conn, agent, ttl, None)
+}
+
+/// A request whose caller heart-beats with `heartbeat` as its first lease.
+fn request_with(
+    conn: &Conn<'_>,
+    agent: Option<&str>,
+    ttl: Duration,
+    heartbeat: Option<Duration>,
+) -> ApprovalRow {
     create(
         conn,
         &NewApproval {
@@ -18,19 +28,13 @@ fn request(conn: &Conn<'_>, agent: Option<&str>, ttl: Duration) -> ApprovalRow {
             args: &json!({"path": "/tmp/x", "apiKey": "sk-abcdef1234567890"}),
             reason: "\"delete_path\" is destructive and needs approval.",
             ttl,
+            heartbeat,
         },
     )
     .unwrap()
 }
 
 const MINUTE: Duration = Duration::from_secs(60);
-
-/// A database whose clock stands still until the test moves it.
-fn db_at_a_fixed_time() -> Db {
-    Db::open_in_memory()
-        .unwrap()
-        .with_clock(Clock::manual(1_700_000_000_000))
-}
 
 #[test]
 fn a_request_is_stored_pending_with_scrubbed_arguments_and_an_expiry() {
@@ -48,22 +52,77 @@ fn a_request_is_stored_pending_with_scrubbed_arguments_and_an_expiry() {
 }
 
 #[test]
-fn the_first_decision_wins() {
+fn the_first_decision_wins_a_repeat_changes_nothing_and_another_decision_is_a_conflict() {
     let db = Db::open_in_memory().unwrap();
     let conn = db.conn();
     let row = request(&conn, None, MINUTE);
-    let Resolved::Recorded(denied) = resolve(&conn, &row.id, Resolution::Deny).unwrap() else {
-        panic!("the first decision is recorded");
-    };
-    assert_eq!(denied.status(), Status::Deny);
-    assert!(denied.resolved_at.is_some());
-    let again = resolve(&conn, &row.id, Resolution::AllowOnce).unwrap();
-    assert_eq!(again, Resolved::AlreadyResolved(denied));
+    let denied = resolve(&conn, &row.id, Resolution::Deny).unwrap();
+    assert!(denied.changed);
+    assert_eq!(denied.row.status(), Status::Deny);
+    assert!(denied.row.resolved_at.is_some());
+    let repeat = resolve(&conn, &row.id, Resolution::Deny).unwrap();
     assert_eq!(
-        resolve(&conn, "no-such-id", Resolution::Deny).unwrap(),
-        Resolved::NotFound
+        repeat,
+        Resolved {
+            row: denied.row.clone(),
+            changed: false
+        }
     );
+    let conflict = resolve(&conn, &row.id, Resolution::AllowOnce).unwrap_err();
+    assert_eq!(
+        conflict.to_string(),
+        format!(
+            "approval {} (delete_path) was already resolved as deny; allow_once not applied",
+            row.id
+        )
+    );
+    assert!(matches!(
+        conflict,
+        ResolveError::Conflict { row: ref held, asked: Resolution::AllowOnce } if **held == denied.row
+    ));
+    assert!(matches!(
+        resolve(&conn, "no-such-id", Resolution::Deny),
+        Err(ResolveError::NotFound { id }) if id == "no-such-id"
+    ));
     assert!(list_pending(&conn).unwrap().is_empty());
+
+    let approved = request(&conn, Some("a"), MINUTE);
+    resolve(&conn, &approved.id, Resolution::AllowOnce).unwrap();
+    for other in [Resolution::Deny, Resolution::AllowAlways] {
+        let Err(ResolveError::Conflict { row, asked }) = resolve(&conn, &approved.id, other) else {
+            panic!("{other:?} after allow_once is a conflict");
+        };
+        assert_eq!((row.status(), asked), (Status::AllowOnce, other));
+    }
+}
+
+#[test]
+fn allow_always_on_a_request_without_an_agent_is_stored_as_allow_once() {
+    let db = Db::open_in_memory().unwrap();
+    let conn = db.conn();
+    let row = request(&conn, None, MINUTE);
+    let resolved = resolve(&conn, &row.id, Resolution::AllowAlways).unwrap();
+    assert_eq!(resolved.row.status(), Status::AllowOnce);
+    assert_eq!(
+        get(&conn, &row.id).unwrap().unwrap().status(),
+        Status::AllowOnce
+    );
+    let repeat = resolve(&conn, &row.id, Resolution::AllowAlways).unwrap();
+    assert!(
+        !repeat.changed,
+        "asking again for what it means changes nothing"
+    );
+    assert_eq!(
+        Resolution::AllowAlways.for_row(&request(&conn, Some("a"), MINUTE)),
+        Resolution::AllowAlways
+    );
+}
+
+/// A database whose clock stands still until the test moves it.
+fn db_at_a_fixed_time() -> Db {
+    Db::open_in_memory()
+        .unwrap()
+        .with_clock(Clock::manual(1_700_000_000_000))
 }
 
 #[test]
@@ -78,10 +137,21 @@ fn a_request_past_its_expiry_cannot_be_approved() {
         "at its expiry it is no longer open"
     );
     db.clock().advance(Duration::from_millis(1));
-    let Resolved::Expired(after) = resolve(&conn, &row.id, Resolution::AllowOnce).unwrap() else {
+    let Err(ResolveError::Conflict { row: after, .. }) =
+        resolve(&conn, &row.id, Resolution::AllowOnce)
+    else {
         panic!("an expired request is not approved");
     };
     assert_eq!(after.status(), Status::Expired);
+    assert_eq!(
+        get(&conn, &row.id).unwrap().unwrap().status(),
+        Status::Expired,
+        "the expiry found by the resolve is kept"
+    );
+    assert!(matches!(
+        resolve(&conn, &row.id, Resolution::Deny),
+        Err(ResolveError::Conflict { .. })
+    ));
 }
 
 #[test]
@@ -265,5 +335,238 @@ fn the_rest_shape_is_camel_case_with_every_column() {
             "resolvedAt"
         ]
     );
+    assert!(value.get("heartbeatUntil").is_none());
     assert_eq!(value["taskId"], serde_json::Value::Null);
+}
+
+/// Moves row `id`'s heartbeat a second into the past, as if its caller had stopped beating.
+fn lapse(conn: &Conn<'_>, id: &str) {
+    conn.execute(
+        "UPDATE tool_call_approvals SET heartbeat_until = ?2 WHERE id = ?1",
+        params![id, conn.now_ms() - 1_000],
+    )
+    .unwrap();
+}
+
+/// The `after` audit rows, newest first.
+fn after_rows(conn: &Conn<'_>) -> Vec<audit::AuditRow> {
+    audit::list(conn, None, 100)
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.phase == "after")
+        .collect()
+}
+
+fn status_of(conn: &Conn<'_>, id: &str) -> Status {
+    get(conn, id).unwrap().unwrap().status()
+}
+
+#[test]
+fn the_heartbeat_lease_covers_four_polls_and_at_least_three_seconds() {
+    assert_eq!(
+        heartbeat_lease(Duration::from_millis(250)),
+        Duration::from_secs(3)
+    );
+    assert_eq!(
+        heartbeat_lease(Duration::from_secs(2)),
+        Duration::from_secs(8)
+    );
+    let db = Db::open_in_memory().unwrap();
+    let row = request_with(&db.conn(), None, MINUTE, Some(Duration::from_secs(3)));
+    assert_eq!(row.heartbeat_until, Some(row.created_at + 3_000));
+    assert_eq!(get(&db.conn(), &row.id).unwrap(), Some(row));
+}
+
+#[test]
+fn a_request_whose_caller_stopped_heart_beating_leaves_the_queue_at_the_next_read() {
+    let db = Db::open_in_memory().unwrap();
+    let conn = db.conn();
+    let gone = request_with(&conn, Some("a"), MINUTE, Some(MINUTE));
+    let alive = request_with(&conn, Some("b"), MINUTE, Some(MINUTE));
+    let unwatched = request(&conn, None, MINUTE);
+    lapse(&conn, &gone.id);
+    let listed: Vec<String> = list_pending(&conn)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(listed, [unwatched.id.clone(), alive.id.clone()]);
+    assert_eq!(expire_stale(&conn).unwrap(), 1);
+    assert_eq!(expire_stale(&conn).unwrap(), 0);
+    assert_eq!(status_of(&conn, &gone.id), Status::Expired);
+    assert_eq!(status_of(&conn, &alive.id), Status::Pending);
+    assert_eq!(status_of(&conn, &unwatched.id), Status::Pending);
+    let after = after_rows(&conn);
+    assert_eq!(after.len(), 1, "{after:?}");
+    assert_eq!(
+        (
+            after[0].tool_name.as_str(),
+            after[0].agent_id.as_deref(),
+            after[0].decision.as_deref(),
+            after[0].is_error
+        ),
+        ("delete_path", Some("a"), Some("abandoned"), 1)
+    );
+    assert!(
+        after[0]
+            .result_summary
+            .as_deref()
+            .is_some_and(|s| s.contains("stopped heart-beating")),
+        "{after:?}"
+    );
+}
+
+#[test]
+fn approving_a_request_whose_caller_is_gone_is_a_conflict_not_an_approval() {
+    let db = Db::open_in_memory().unwrap();
+    let conn = db.conn();
+    let gone = request_with(&conn, Some("a"), MINUTE, Some(MINUTE));
+    lapse(&conn, &gone.id);
+    let Err(ResolveError::Conflict { row, asked }) =
+        resolve(&conn, &gone.id, Resolution::AllowOnce)
+    else {
+        panic!("a request nobody waits for is not approved");
+    };
+    assert_eq!(
+        (row.status(), asked),
+        (Status::Expired, Resolution::AllowOnce)
+    );
+    assert_eq!(status_of(&conn, &gone.id), Status::Expired);
+    assert_eq!(after_rows(&conn).len(), 1);
+}
+
+#[test]
+fn a_waiter_heart_beats_its_own_request_and_expires_those_of_callers_that_left() {
+    let db = Db::open_in_memory().unwrap();
+    let (mine, theirs) = {
+        let conn = db.conn();
+        let mine = request_with(&conn, None, MINUTE, Some(MINUTE));
+        let theirs = request_with(&conn, None, MINUTE, Some(MINUTE));
+        lapse(&conn, &mine.id);
+        lapse(&conn, &theirs.id);
+        (mine, theirs)
+    };
+    let seen = beat(&db, &mine.id, MINUTE).unwrap().unwrap();
+    assert_eq!(seen.status(), Status::Pending);
+    let conn = db.conn();
+    let refreshed = get(&conn, &mine.id).unwrap().unwrap();
+    assert!(
+        refreshed.heartbeat_until > Some(conn.now_ms()),
+        "{refreshed:?}"
+    );
+    assert_eq!(refreshed.status(), Status::Pending);
+    assert_eq!(status_of(&conn, &theirs.id), Status::Expired);
+    assert_eq!(after_rows(&conn).len(), 1);
+}
+
+#[test]
+fn every_request_that_ends_without_a_run_leaves_exactly_one_after_row() {
+    let db = Db::open_in_memory().unwrap();
+    let timed_out = request(&db.conn(), Some("t"), MINUTE);
+    assert_eq!(
+        close_wait(&db, &timed_out.id, WaitEnd::Timeout).unwrap(),
+        WaitEnd::Timeout
+    );
+    let denied = request(&db.conn(), Some("d"), MINUTE);
+    resolve(&db.conn(), &denied.id, Resolution::Deny).unwrap();
+    assert_eq!(
+        close_wait(&db, &denied.id, WaitEnd::Timeout).unwrap(),
+        WaitEnd::Deny,
+        "the waiter that finds a decision writes nothing more"
+    );
+    let lapsed = request(&db.conn(), Some("e"), MINUTE);
+    db.conn()
+        .execute(
+            "UPDATE tool_call_approvals SET expires_at = ?2 WHERE id = ?1",
+            params![lapsed.id, db.now_ms() - 1_000],
+        )
+        .unwrap();
+    assert_eq!(expire_stale(&db.conn()).unwrap(), 1);
+    let approved = request(&db.conn(), Some("o"), MINUTE);
+    resolve(&db.conn(), &approved.id, Resolution::AllowOnce).unwrap();
+    let delegation = request(&db.conn(), Some("g"), MINUTE);
+    db.conn()
+        .execute(
+            "UPDATE tool_call_approvals SET tool_name = 'delegate:code', task_id = 'task-1' WHERE id = ?1",
+            [&delegation.id],
+        )
+        .unwrap();
+    resolve(&db.conn(), &delegation.id, Resolution::Deny).unwrap();
+
+    let mut ends: Vec<(String, String)> = after_rows(&db.conn())
+        .into_iter()
+        .map(|r| {
+            (
+                r.agent_id.unwrap_or_default(),
+                r.decision.unwrap_or_default(),
+            )
+        })
+        .collect();
+    ends.sort();
+    assert_eq!(
+        ends,
+        [
+            ("d".to_owned(), "deny".to_owned()),
+            ("e".to_owned(), "expired".to_owned()),
+            ("t".to_owned(), "timeout".to_owned()),
+        ],
+        "an approved call's after row is its executor's; a delegation is not a tool call"
+    );
+}
+
+#[test]
+fn the_heartbeat_column_is_added_to_a_current_file_and_to_a_reference_file() {
+    for versions_recorded in [true, false] {
+        let dir = std::env::temp_dir().join(format!("clawboo-approvals-upgrade-{}", new_id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("clawboo.db");
+        let reference_insert = "INSERT INTO tool_call_approvals (id, tool_name, agent_id,
+                args_summary, reason, status, task_id, tenant_id, created_at, expires_at,
+                resolved_at)
+            VALUES (?1, 'delete_path', NULL, '{}', 'r', 'pending', NULL, NULL, ?2, ?3, NULL)";
+        let now = Clock::system().now_ms();
+        {
+            let old = rusqlite::Connection::open(&path).unwrap();
+            let Step::Sql(reference_ddl) = crate::broker::SCHEMA.steps[0] else {
+                panic!("the broker's first step is its reference DDL");
+            };
+            old.execute_batch(reference_ddl).unwrap();
+            if versions_recorded {
+                old.execute_batch(
+                    "CREATE TABLE clawboo_schema_versions (component TEXT PRIMARY KEY,
+                         version INTEGER NOT NULL);
+                     INSERT INTO clawboo_schema_versions VALUES ('broker', 1);",
+                )
+                .unwrap();
+            }
+            old.execute(reference_insert, params!["old-row", now, now + 60_000])
+                .unwrap();
+        }
+        let db = Db::open(&path).unwrap();
+        let conn = db.conn();
+        let added: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM pragma_table_info('tool_call_approvals')
+                 WHERE name = 'heartbeat_until'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(added, 1);
+        conn.execute(reference_insert, params!["new-row", now, now + 60_000])
+            .unwrap();
+        for id in ["old-row", "new-row"] {
+            let row = get(&conn, id).unwrap().unwrap();
+            assert_eq!((row.status(), row.heartbeat_until), (Status::Pending, None));
+        }
+        assert_eq!(
+            expire_stale(&conn).unwrap(),
+            0,
+            "no heartbeat: its TTL only"
+        );
+        drop(conn);
+        drop(db);
+        assert!(Db::open(&path).is_ok(), "opening again changes nothing");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -62,11 +62,17 @@ fn approval_rows(broker: &Broker) -> Vec<ApprovalRow> {
 
 /// Waits (bounded) for a pending request to appear and resolves it.
 fn resolve_next(broker: &Broker, resolution: Resolution) -> ApprovalRow {
+    let row = next_pending(broker);
+    approvals::resolve(&broker.db().conn(), &row.id, resolution).unwrap();
+    row
+}
+
+/// Waits (bounded) for a pending request to appear.
+fn next_pending(broker: &Broker) -> ApprovalRow {
     let started = Instant::now();
     loop {
         let pending = approvals::list_pending(&broker.db().conn()).unwrap();
         if let Some(row) = pending.into_iter().next() {
-            approvals::resolve(&broker.db().conn(), &row.id, resolution).unwrap();
             return row;
         }
         assert!(
@@ -191,8 +197,16 @@ fn injection_on_a_safe_tool_is_denied_before_the_note_is_written() {
         .unwrap();
     assert_eq!(notes, 0);
     let rows = audit_of(&b, "note");
-    assert_eq!(rows.len(), 1);
-    assert_eq!(rows[0].decision.as_deref(), Some("deny"));
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[1].decision.as_deref(), Some("deny"));
+    assert_eq!(
+        (rows[0].phase.as_str(), rows[0].decision.as_deref()),
+        ("after", Some("deny"))
+    );
+    assert_eq!(
+        rows[0].result_summary.as_deref(),
+        Some("denied: security:injection:ignore-previous")
+    );
 }
 
 #[test]
@@ -217,17 +231,26 @@ fn a_risky_tool_with_a_destructive_argument_is_denied_without_a_prompt() {
 }
 
 #[test]
-fn gate_denials_carry_their_typed_reasons_and_one_audit_row() {
+fn gate_denials_carry_their_typed_reasons_and_end_with_an_after_row_naming_them() {
     let b = broker();
     let none = CallContext::default();
     let unknown = b.call("nope", &json!({}), &none).unwrap();
     assert_eq!(unknown.denied.as_deref(), Some("unknown-tool:nope"));
     assert_eq!(unknown.output, "denied: unknown-tool:nope");
     let rows = audit_of(&b, "nope");
-    assert_eq!(rows.len(), 1);
+    assert_eq!(rows.len(), 2);
     assert_eq!(
-        (rows[0].phase.as_str(), rows[0].decision.as_deref()),
+        (rows[1].phase.as_str(), rows[1].decision.as_deref()),
         ("before", Some("deny"))
+    );
+    assert_eq!(
+        (
+            rows[0].phase.as_str(),
+            rows[0].decision.as_deref(),
+            rows[0].result_summary.as_deref(),
+            rows[0].is_error
+        ),
+        ("after", Some("deny"), Some("denied: unknown-tool:nope"), 1)
     );
 
     let hidden = b.call("web_search", &json!({"query": "x"}), &none).unwrap();
@@ -311,7 +334,7 @@ fn allow_once_runs_the_call_with_the_reference_reason_on_the_request() {
 }
 
 #[test]
-fn a_denied_request_reports_approval_deny_and_writes_no_after_row() {
+fn a_denied_request_reports_approval_deny_and_its_after_row_records_the_denial() {
     let b = broker();
     let (out, _) = call_resolved(
         &b,
@@ -324,8 +347,22 @@ fn a_denied_request_reports_approval_deny_and_writes_no_after_row() {
     assert_eq!(out.denied.as_deref(), Some("approval:deny"));
     assert!(out.is_error);
     let rows = audit_of(&b, "delete_path");
-    assert_eq!(rows.len(), 1);
-    assert_eq!(rows[0].decision.as_deref(), Some("require_approval"));
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[1].decision.as_deref(), Some("require_approval"));
+    assert_eq!(
+        (
+            rows[0].phase.as_str(),
+            rows[0].decision.as_deref(),
+            rows[0].result_summary.as_deref(),
+            rows[0].is_error
+        ),
+        (
+            "after",
+            Some("deny"),
+            Some("approval deny: refused by a person"),
+            1
+        )
+    );
 }
 
 #[test]
@@ -353,28 +390,46 @@ fn an_unanswered_request_times_out_and_its_row_is_marked_expired() {
     assert_eq!(rows[0].status(), Status::Expired);
     assert!(rows[0].resolved_at.is_some());
     assert!(approvals::list_pending(&b.db().conn()).unwrap().is_empty());
+    let audit = audit_of(&b, "delete_path");
+    assert_eq!(audit.len(), 2);
+    assert_eq!(
+        (audit[0].phase.as_str(), audit[0].decision.as_deref()),
+        ("after", Some("timeout"))
+    );
 }
 
 #[test]
 fn a_request_past_its_ttl_ends_as_expired() {
-    let b = broker_with(
-        &[],
-        ApprovalTimings {
-            ttl: Duration::from_millis(20),
-            timeout: Duration::from_secs(1),
-            poll: Duration::from_millis(5),
-        },
+    let ttl = Duration::from_secs(60);
+    let b = Broker::start(
+        Db::open_in_memory()
+            .unwrap()
+            .with_clock(crate::db::Clock::manual(1_700_000_000_000)),
+        AvailabilityContext::with_env([]),
+        ApprovalTimings { ttl, ..timings() },
     );
-    let out = b
-        .call(
+    let out = std::thread::scope(|s| {
+        // Once the request is waiting, its ttl passes on the database's clock.
+        s.spawn(|| {
+            next_pending(&b);
+            b.db().clock().advance(ttl + Duration::from_millis(1));
+        });
+        b.call(
             "delete_path",
             &json!({"path": "/tmp/x"}),
             &CallContext::default(),
         )
-        .unwrap();
+        .unwrap()
+    });
     assert_eq!(out.denied.as_deref(), Some("approval:expired"));
     assert_eq!(out.output, "approval expired");
     assert_eq!(approval_rows(&b)[0].status(), Status::Expired);
+    let audit = audit_of(&b, "delete_path");
+    assert_eq!(audit.len(), 2);
+    assert_eq!(
+        (audit[0].phase.as_str(), audit[0].decision.as_deref()),
+        ("after", Some("expired"))
+    );
 }
 
 #[test]
@@ -607,4 +662,25 @@ fn a_failing_provider_is_a_tool_failure_that_never_shows_the_key() {
     assert!(!out.output.contains("tvly-fake-key-123"), "{}", out.output);
     let after = &audit_of(&b, "web_search")[0];
     assert_eq!((after.phase.as_str(), after.is_error), ("after", 1));
+}
+
+#[test]
+fn a_call_waiting_when_the_server_closes_ends_abandoned_with_an_after_row() {
+    let b = broker();
+    b.close();
+    let out = b
+        .call("delete_path", &json!({"path": "/tmp/x"}), &agent("a"))
+        .unwrap();
+    assert_eq!(out.denied.as_deref(), Some("approval:abandoned"));
+    assert_eq!(approval_rows(&b)[0].status(), Status::Expired);
+    let audit = audit_of(&b, "delete_path");
+    assert_eq!(audit.len(), 2);
+    assert_eq!(
+        (
+            audit[0].phase.as_str(),
+            audit[0].decision.as_deref(),
+            audit[0].agent_id.as_deref()
+        ),
+        ("after", Some("abandoned"), Some("a"))
+    );
 }

@@ -35,6 +35,7 @@ fn pending_request(db: &Db, agent: Option<&str>, ttl: Duration) -> ApprovalRow {
             args: &json!({"path": "/tmp/x"}),
             reason: "\"delete_path\" is destructive and needs approval.",
             ttl,
+            heartbeat: None,
         },
     )
     .unwrap()
@@ -192,17 +193,131 @@ fn approving_records_once_and_a_second_decision_changes_nothing() {
     let same = invoke(&db, &format!("approve {} --always --json", row.id));
     assert_eq!(same.code, 0);
     assert_eq!(json_of(&same)["approval"]["status"], "allow_always");
-    let different = invoke(&db, &format!("deny {}", row.id));
-    assert_eq!(different.code, 1);
+    let stored = approvals::get(&db.conn(), &row.id).unwrap().unwrap();
+    assert_eq!(stored.status(), Status::AllowAlways);
+    let again = invoke(&db, &format!("approve {} --always", row.id));
+    assert_eq!(again.code, 0);
     assert_eq!(
-        different.out,
+        again.out,
         format!(
-            "approval {} (delete_path) was already resolved as allow_always; nothing changed\n",
+            "approval {} (delete_path) was already resolved as allow_always at {}; nothing changed\n",
+            row.id,
+            utc(stored.resolved_at.unwrap())
+        )
+    );
+}
+
+#[test]
+fn a_conflicting_decision_says_what_the_row_holds_and_exits_one_in_text_and_json() {
+    let db = Db::open_in_memory().unwrap();
+    let approved = pending_request(&db, Some("agent-a"), Duration::from_secs(60));
+    assert_eq!(invoke(&db, &format!("approve {}", approved.id)).code, 0);
+    let approved_at = approvals::get(&db.conn(), &approved.id)
+        .unwrap()
+        .unwrap()
+        .resolved_at
+        .unwrap();
+    let deny = invoke(&db, &format!("deny {}", approved.id));
+    assert_eq!((deny.code, deny.out.as_str()), (1, ""));
+    assert_eq!(
+        deny.err,
+        format!(
+            "approval {} (delete_path) was already resolved as allow_once at {}; deny not applied\n",
+            approved.id,
+            utc(approved_at)
+        )
+    );
+    let always = invoke(&db, &format!("approve {} --always", approved.id));
+    assert_eq!(always.code, 1);
+    assert!(
+        always.err.contains("allow_always not applied"),
+        "{}",
+        always.err
+    );
+
+    let denied = pending_request(&db, None, Duration::from_secs(60));
+    assert_eq!(invoke(&db, &format!("deny {}", denied.id)).code, 0);
+    let approve = invoke(&db, &format!("approve {} --json", denied.id));
+    assert_eq!(approve.code, 1);
+    let body = json_of(&approve);
+    let error = body["error"].as_str().unwrap();
+    assert!(
+        error.starts_with(&format!(
+            "approval {} (delete_path) was already resolved as deny at ",
+            denied.id
+        )) && error.ends_with("; allow_once not applied"),
+        "{body}"
+    );
+    assert_eq!(body["approval"]["status"], "deny");
+    let repeat = invoke(&db, &format!("deny {}", denied.id));
+    assert_eq!(repeat.code, 0, "{}", repeat.err);
+    assert!(
+        repeat.out.ends_with("; nothing changed\n"),
+        "{}",
+        repeat.out
+    );
+    for (id, status) in [
+        (&approved.id, Status::AllowOnce),
+        (&denied.id, Status::Deny),
+    ] {
+        assert_eq!(
+            approvals::get(&db.conn(), id).unwrap().unwrap().status(),
+            status
+        );
+    }
+}
+
+#[test]
+fn approve_always_on_a_request_without_an_agent_approves_once_and_stores_allow_once() {
+    let db = Db::open_in_memory().unwrap();
+    let row = pending_request(&db, None, Duration::from_secs(60));
+    let report = invoke(&db, &format!("approve {} --always", row.id));
+    assert_eq!(report.code, 0);
+    assert_eq!(
+        report.out,
+        format!(
+            "approved {} (delete_path) once: the call names no agent, so --always cannot be remembered (stored as allow_once)\n",
             row.id
         )
     );
     let stored = approvals::get(&db.conn(), &row.id).unwrap().unwrap();
-    assert_eq!(stored.status(), Status::AllowAlways);
+    assert_eq!(stored.status(), Status::AllowOnce);
+    let json = json_of(&invoke(&db, &format!("approve {} --always --json", row.id)));
+    assert_eq!(json["approval"]["status"], "allow_once");
+}
+
+#[test]
+fn a_request_whose_caller_stopped_waiting_leaves_the_queue_and_cannot_be_approved() {
+    let db = Db::open_in_memory().unwrap();
+    let gone = approvals::create(
+        &db.conn(),
+        &NewApproval {
+            tool_name: "delete_path",
+            actor: Actor::default(),
+            args: &json!({"path": "/tmp/x"}),
+            reason: "r",
+            ttl: Duration::from_secs(60),
+            heartbeat: Some(Duration::from_secs(60)),
+        },
+    )
+    .unwrap();
+    db.conn()
+        .execute(
+            "UPDATE tool_call_approvals SET heartbeat_until = ?2 WHERE id = ?1",
+            rusqlite::params![gone.id, Clock::system().now_ms() - 1_000],
+        )
+        .unwrap();
+    assert_eq!(invoke(&db, "approvals").out, "no pending approvals\n");
+    let report = invoke(&db, &format!("approve {}", gone.id));
+    assert_eq!(report.code, 1);
+    assert!(
+        report.err.contains("before it was resolved")
+            && report.err.ends_with("; allow_once not applied\n"),
+        "{}",
+        report.err
+    );
+    let audit = json_of(&invoke(&db, "audit --json"));
+    assert_eq!(audit["audit"][0]["decision"], "abandoned");
 }
 
 #[test]
@@ -242,7 +357,8 @@ fn an_expired_request_cannot_be_approved() {
     db.clock().advance(Duration::from_millis(1));
     let report = invoke(&db, &format!("approve {}", row.id));
     assert_eq!(report.code, 1);
-    assert!(report.out.contains("expired"), "{}", report.out);
+    assert!(report.err.contains("expired"), "{}", report.err);
+    assert_eq!(invoke(&db, &format!("deny {}", row.id)).code, 1);
     let stored = approvals::get(&db.conn(), &row.id).unwrap().unwrap();
     assert_eq!(stored.status(), Status::Expired);
 }
