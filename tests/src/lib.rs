@@ -5,7 +5,9 @@
 //! replies with a deadline so that a hung server fails a test instead of hanging it.
 //! Must never: depend on the server's internals; everything goes over the wire.
 
+pub mod browser;
 pub mod fixtures;
+pub mod http;
 pub mod loopback;
 pub mod reference;
 
@@ -144,6 +146,17 @@ impl ToolReply {
     }
 }
 
+/// A command running `program` on database `db`, with no credential from the caller's environment
+/// and embeddings pointed at a closed loopback port.
+pub fn server_command(program: PathBuf, db: &Path) -> Command {
+    let mut cmd = Command::new(program);
+    cmd.env("CLAWBOO_DB_PATH", db)
+        .env_remove("TAVILY_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .env("OLLAMA_HOST", "http://127.0.0.1:9");
+    cmd
+}
+
 /// A running server binary and the client end of its stdio.
 pub struct Server {
     child: Child,
@@ -165,12 +178,8 @@ impl Server {
 
     /// Spawns an arbitrary stdio MCP server executable with arguments.
     pub fn spawn_program(program: PathBuf, args: &[&str], db: &Path, env: &[(&str, &str)]) -> Self {
-        let mut cmd = Command::new(program);
+        let mut cmd = server_command(program, db);
         cmd.args(args)
-            .env("CLAWBOO_DB_PATH", db)
-            .env_remove("TAVILY_API_KEY")
-            .env_remove("OPENAI_API_KEY")
-            .env("OLLAMA_HOST", "http://127.0.0.1:9")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());

@@ -38,7 +38,7 @@ fn classify(path: &str) -> (Layer, bool) {
     } else if let Some(rest) = path.strip_prefix("crates/clawboo-core/src/") {
         let top = rest.split(['/', '.']).next().unwrap_or("");
         match top {
-            "cli" => Layer::FrontDoor,
+            "cli" | "host" => Layer::FrontDoor,
             "servers" => Layer::Servers,
             "mcp" => Layer::Mcp,
             "db" | "schema" | "board" | "memory" | "broker" | "teamchat" | "clawbrain" => {

@@ -24,6 +24,7 @@ use clawboo_core::memory;
 use clawboo_tests::{Rng, Server, TempDir, bin_path, target_dir};
 use serde_json::{Value, json};
 
+use crate::bench_http;
 use crate::probe::{self, EXPECTED};
 
 /// How many processes race for the tasks.
@@ -146,6 +147,24 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         "calls/s",
         sizes.round_trip_runs,
         |s| get_task_rate(s, sizes.round_trip_calls),
+    )?);
+    let per_session = (sizes.round_trip_calls / 10).max(10);
+    rows.push(measure(
+        &subjects,
+        &format!("get_task, {} HTTP sessions", bench_http::SESSIONS),
+        "calls/s",
+        sizes.round_trip_runs,
+        |s| match s {
+            Subject::Ours => bench_http::http_rate(per_session),
+            Subject::Vs(_) => Ok(None),
+        },
+    )?);
+    rows.push(measure(
+        &subjects,
+        &format!("get_task, {} stdio processes", bench_http::SESSIONS),
+        "calls/s",
+        sizes.round_trip_runs,
+        |s| bench_http::stdio_rate(|db| s.spawn("clawboo-mcp-tasks", db), per_session),
     )?);
     rows.push(measure(
         &subjects,

@@ -6,6 +6,7 @@
 
 mod bench;
 mod bench_clawbrain;
+mod bench_http;
 mod bench_scrub;
 mod dist;
 mod probe;
@@ -22,8 +23,8 @@ verbs:
              LICENSE and SHA256SUMS; --check verifies both checksums, that the bins are static
              and start (in an empty chroot as root), and that packing again gives the same bytes
     bench    whole-process benchmarks over stdio with the release bins (cold start, round
-             trips, an 8-process claim race, memory search at 10k/100k facts, peak RSS,
-             scrubber MB/s);
+             trips, 16 sessions over HTTP vs 16 stdio processes, an 8-process claim race,
+             memory search at 10k/100k facts, peak RSS, scrubber MB/s);
              --quick for a smoke run, --vs 'COMMAND' to compare another stdio server
 ";
 

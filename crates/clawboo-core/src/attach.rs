@@ -15,7 +15,8 @@
 //! (a `#` line makes OpenClaw refuse the whole file).
 //! Decisions: stdio runs the native bin directly (`command` = the bin, `args` = `[]`); the Codex
 //! header names `~/.codex/config.toml` for both transports; the HTTP URL carries the binding as query
-//! parameters like the reference. OpenClaw's snippet also offers, in a comment, the same entry
+//! parameters like the reference and, given the install's binding key, a signature `sig` over them
+//! (what `serve` requires by default). OpenClaw's snippet also offers, in a comment, the same entry
 //! as one `openclaw mcp set <id> '<json>'` command (also [`AttachConfig::command`]). Codex's entry
 //! carries `default_tools_approval_mode = "approve"` only when asked ([`AttachRequest::auto_approve`]):
 //! under `approval_policy = "never"` (`codex exec`, CI) Codex refuses every MCP call without it,
@@ -30,6 +31,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use crate::binding::{Binding, DB_PATH_ENV, Scope, ServerKind, UnknownName, given};
+use crate::signature::{BindingKey, SIG_PARAM, Signed};
 
 /// The HTTP base used when none is given (the reference's web server).
 pub const DEFAULT_HTTP_BASE: &str = "http://localhost:18790";
@@ -101,6 +103,8 @@ pub struct AttachRequest {
     pub http_base: Option<String>,
     /// The binding.
     pub scope: Scope,
+    /// The install's binding key: HTTP URLs carrying a binding are signed with it.
+    pub binding_key: Option<BindingKey>,
     /// Codex only: let the runtime call this server's tools without asking
     /// (`default_tools_approval_mode = "approve"`), which `codex exec` needs.
     pub auto_approve: bool,
@@ -135,13 +139,26 @@ pub fn http_url(base: &str, server: ServerKind, scope: &Scope) -> String {
     }
 }
 
+/// [`http_url`] with the signature of its binding appended (`&sig=<hex>`) when it carries one.
+pub fn signed_http_url(base: &str, server: ServerKind, scope: &Scope, key: &BindingKey) -> String {
+    let url = http_url(base, server, scope);
+    let binding = Binding::from_scope(server, scope);
+    if binding.is_unbound() {
+        return url;
+    }
+    format!("{url}&{SIG_PARAM}={}", key.sign(Signed::of(&binding)))
+}
+
 /// Builds the attach config for `request`.
 pub fn attach_config(request: &AttachRequest) -> AttachConfig {
     let id = request.server.id();
     let entry = match request.transport {
         Transport::Http => {
             let base = request.http_base.as_deref().unwrap_or(DEFAULT_HTTP_BASE);
-            Entry::Http(http_url(base, request.server, &request.scope))
+            Entry::Http(match &request.binding_key {
+                Some(key) => signed_http_url(base, request.server, &request.scope, key),
+                None => http_url(base, request.server, &request.scope),
+            })
         }
         Transport::Stdio => {
             let mut env: Vec<(&str, String)> = Vec::new();

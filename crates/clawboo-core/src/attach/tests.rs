@@ -6,6 +6,7 @@ const DB: &str = "/srv/team/clawboo.db";
 
 fn request(runtime: Runtime, server: ServerKind, transport: Transport) -> AttachRequest {
     AttachRequest {
+        binding_key: None,
         runtime,
         server,
         transport,
@@ -277,5 +278,35 @@ fn names_parse_and_unknown_names_say_what_is_expected() {
     assert_eq!(
         err.to_string(),
         "unknown runtime \"vscode\"; expected one of: claude-code, codex, openclaw"
+    );
+}
+
+#[test]
+fn signed_urls_carry_the_signature_of_exactly_the_bound_parameters() {
+    let key = crate::signature::BindingKey::from_secret(&"a".repeat(64));
+    let scope = Scope {
+        team_id: Some("tm1".into()),
+        agent_id: Some("boo-1".into()),
+        tenant_id: None,
+    };
+    assert_eq!(
+        signed_http_url("http://127.0.0.1:18790/", ServerKind::Memory, &scope, &key),
+        "http://127.0.0.1:18790/api/mcp/memory?scopeTeamId=tm1&scopeAgentId=boo-1\
+         &sig=a7908c8c40e1b1bce12318b725317c57d4d86404e0ff7c724abd09c3f1f2dff8"
+    );
+    assert_eq!(
+        signed_http_url("http://h", ServerKind::Tools, &Scope::default(), &key),
+        "http://h/api/mcp/tools"
+    );
+    let mut request = request(Runtime::ClaudeCode, ServerKind::Teamchat, Transport::Http);
+    request.scope = scope;
+    request.binding_key = Some(key);
+    let config = attach_config(&request);
+    assert!(
+        config
+            .snippet
+            .contains("roomTeamId=tm1&postAuthorAgentId=boo-1&sig="),
+        "{}",
+        config.snippet
     );
 }

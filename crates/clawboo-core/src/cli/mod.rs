@@ -21,10 +21,12 @@ use std::time::Duration;
 use crate::attach::{self, AttachRequest, Transport};
 use crate::binding::{Binding, DB_PATH_ENV, Scope, ServerKind, env_value, given};
 use crate::db::{Clock, Db, DbError, default_db_path};
+use crate::host;
 use crate::log;
 use crate::mcp::{SERVER_VERSION, Server, stdio};
 use crate::memory::{EmbedConfig, Embedder, Memory};
 use crate::servers::{memory, tasks, teamchat, tools};
+use crate::signature::{self, BindingKey};
 
 /// How long shutdown waits for in-flight handlers to finish their database work.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -68,12 +70,21 @@ fn help_text(info: &BinInfo, commands_usage: &str) -> String {
          [--auto-approve] [--json]\n        \
          print the config that plugs this server into a client (bound when --team/--agent are given;\n        \
          --auto-approve: Codex calls the tools without asking, which `codex exec` needs)\n    \
+         {bin} serve {serve_usage}\n        \
+         serve over Streamable HTTP at /api/mcp/<server> (default 127.0.0.1:{port}); --all hosts the four\n        \
+         servers, the /api/tools REST routes and the approvals page at / on one port\n    \
          {bin} --help       print this help\n    {bin} --version    print the version\n\n\
          ENVIRONMENT:\n    {DB_PATH_ENV}    the shared SQLite file (default ~/.openclaw/clawboo/clawboo.db)\n    \
-         RUST_LOG           stderr log level: error, warn (default), info, debug\n{extra}",
+         RUST_LOG           stderr log level: error, warn (default), info, debug\n    \
+         {token_env} the bearer token `serve` requires (always required off loopback)\n    \
+         {key_env} the key that signs HTTP bindings (default: a file beside the database)\n{extra}",
         bin = info.bin,
         summary = info.summary,
         extra = info.env_help,
+        serve_usage = host::SERVE_USAGE,
+        port = host::DEFAULT_PORT,
+        token_env = host::TOKEN_ENV,
+        key_env = signature::KEY_ENV,
     )
 }
 
@@ -95,6 +106,7 @@ fn handle_flags_with(info: &BinInfo, commands_usage: &str, args: &[String]) -> O
             println!("{} {SERVER_VERSION}", info.bin);
             Some(ExitCode::SUCCESS)
         }
+        Some("serve") => Some(serve_command(info, &args[1..])),
         Some("attach") => {
             let json = args.iter().any(|a| a == "--json");
             Some(match attach_command(info, &args[1..]) {
@@ -134,6 +146,7 @@ fn attach_command(info: &BinInfo, args: &[String]) -> Result<String, String> {
         db_path: None,
         http_base: None,
         scope: Scope::default(),
+        binding_key: None,
         auto_approve: false,
     };
     let mut bin_path = None;
@@ -186,11 +199,76 @@ fn attach_command(info: &BinInfo, args: &[String]) -> Result<String, String> {
     let absolute = std::path::absolute(&db)
         .map_err(|e| format!("cannot make {} absolute: {e}", db.display()))?;
     request.db_path = Some(absolute.display().to_string());
+    if request.transport == Transport::Http
+        && let Some(db) = &request.db_path
+    {
+        let key = BindingKey::load(std::path::Path::new(db), env_value(signature::KEY_ENV))
+            .map_err(|e| e.to_string())?;
+        request.binding_key = Some(key);
+    }
     let config = attach::attach_config(&request);
     if json {
         return serde_json::to_string_pretty(&config).map_err(|e| e.to_string());
     }
     Ok(config.snippet)
+}
+
+/// `serve`: the HTTP host, until SIGTERM or Ctrl-C. Prints the bound address on stderr (so
+/// `--listen 127.0.0.1:0` can be found).
+fn serve_command(info: &BinInfo, args: &[String]) -> ExitCode {
+    let own = info.server;
+    let db_path = match default_db_path() {
+        Ok(path) => std::path::absolute(&path).unwrap_or(path),
+        Err(e) => return fail(info.bin, false, EXIT_FAILURE, &e.to_string()),
+    };
+    let env = host::ServeEnv {
+        token: env_value(host::TOKEN_ENV),
+        binding_key: env_value(signature::KEY_ENV),
+    };
+    let config = match host::parse_serve_args(own, args, env, db_path) {
+        Ok(config) => config,
+        Err(message) => return fail(info.bin, false, EXIT_USAGE, &format!("serve: {message}")),
+    };
+    let runtime = match async_runtime(info, None) {
+        Ok(rt) => rt,
+        Err(code) => return code,
+    };
+    let described = config.to_string();
+    let outcome = runtime.block_on(async {
+        let host = host::bind(config).await?;
+        eprintln!(
+            "{}: listening on http://{} ({described})",
+            info.bin,
+            host.local_addr()
+        );
+        host.run().await;
+        Ok::<(), String>(())
+    });
+    runtime.shutdown_timeout(SHUTDOWN_GRACE);
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => fail(info.bin, false, EXIT_FAILURE, &format!("serve: {message}")),
+    }
+}
+
+/// A multi-threaded tokio runtime (`workers` threads, else one per core), or the one-line reason
+/// it could not start.
+fn async_runtime(
+    info: &BinInfo,
+    workers: Option<usize>,
+) -> Result<tokio::runtime::Runtime, ExitCode> {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Some(workers) = workers {
+        builder.worker_threads(workers);
+    }
+    builder.enable_all().build().map_err(|e| {
+        fail(
+            info.bin,
+            false,
+            EXIT_FAILURE,
+            &format!("cannot start the async runtime: {e}"),
+        )
+    })
 }
 
 /// Opens the database named by the environment, or explains in one line why it cannot. Logs, at
@@ -238,20 +316,9 @@ fn binding_summary(binding: &Binding) -> String {
 
 /// Serves `server` over stdio until stdin closes or SIGTERM arrives.
 pub fn serve<S: Send + Sync + 'static>(info: &BinInfo, server: Server<S>) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    let runtime = match async_runtime(info, Some(2)) {
         Ok(rt) => rt,
-        Err(e) => {
-            return fail(
-                info.bin,
-                false,
-                EXIT_FAILURE,
-                &format!("cannot start the async runtime: {e}"),
-            );
-        }
+        Err(code) => return code,
     };
     log::info(&format!("{} serving over stdio", server.name()));
     let outcome = runtime.block_on(stdio::serve(server.clone()));

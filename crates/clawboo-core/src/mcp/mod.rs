@@ -4,7 +4,7 @@
 //! `Deserialize + JsonSchema`, a handler), how a prompt is declared ([`Prompt`]), how a result is
 //! shaped (`content: [{type:"text"}]` with `isError` always present, `_meta.denied` on a policy
 //! denial), how domain errors become tool-errors ([`ToolError`], in [`to_call_result`]), and serving
-//! over stdio ([`stdio`]).
+//! over stdio ([`stdio`]) and Streamable HTTP ([`http`]).
 //!
 //! Guarantees: arguments are checked against the advertised schema before a handler runs, and a
 //! failure is a tool-error starting `invalid args: ` that names the field; an unknown tool is a
@@ -14,6 +14,7 @@
 //! Must never: know any domain. Servers declare their tools here; repositories never see MCP.
 
 mod frame;
+pub mod http;
 mod schema;
 pub mod stdio;
 

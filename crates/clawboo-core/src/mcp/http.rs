@@ -1,0 +1,477 @@
+//! Serving [`Server`]s over MCP's Streamable HTTP transport (rmcp's own server transport), one
+//! endpoint per server path.
+//!
+//! Owns: the session rules of the reference's `createStreamableHttpHandlers` on top of rmcp — the
+//! first POST of a session must be `initialize` (else 400 `No valid session; send an initialize
+//! request first.`), a GET or DELETE needs a live `mcp-session-id` (else 400 `Invalid or missing
+//! MCP session id.`), a fresh server per session built from the initialize request (its URL is
+//! where a binding rides) — and the bounds: sessions idle longer than the configured time end, and
+//! at most `max_sessions` live at once per endpoint (a new `initialize` at the cap ends the
+//! least recently used session, so a client that never sends DELETE cannot grow memory).
+//!
+//! Clients that negotiate a protocol version per request without a session (rmcp's stateless
+//! path: requests carrying `_meta["io.modelcontextprotocol/protocolVersion"]`, `server/discover`)
+//! are served by a fresh server per request.
+//!
+//! Guarantees: a session's server is closed ([`Server::close`], so a handler waiting on a person
+//! stops) when the session is deleted, evicted, idles out, or the host shuts down; a factory that
+//! refuses the initialize request (a bad binding) answers 403 with a JSON-RPC error naming why, and
+//! no session is created. `Host` and `Origin` are checked by rmcp too (DNS rebinding), with the
+//! lists the caller gives.
+//!
+//! Must never: read the request body itself beyond the bytes the caller collected (the caller
+//! enforces the size limit); know any domain (servers and bindings come from the factory).
+
+use std::any::Any;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http::request::Parts;
+use http::{Method, Request, Response, StatusCode, header};
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{
+    SessionManager, StreamableHttpServerConfig, StreamableHttpService,
+};
+use serde_json::{Value, json};
+
+use super::Server;
+
+/// The body of every response this module (and rmcp) produces.
+pub type HttpBody = BoxBody<Bytes, Infallible>;
+
+/// A response of this module.
+pub type HttpResponse = Response<HttpBody>;
+
+/// The header that carries the session id.
+pub const SESSION_HEADER: &str = "mcp-session-id";
+
+/// The answer to a POST without a live session that is not `initialize` (seed 003).
+pub const NO_VALID_SESSION: &str = "No valid session; send an initialize request first.";
+
+/// The answer to a GET or DELETE with a missing or unknown session id (seed 003).
+pub const INVALID_SESSION_ID: &str = "Invalid or missing MCP session id.";
+
+/// The JSON-RPC error code of the session errors.
+const SESSION_ERROR_CODE: i64 = -32000;
+
+/// The JSON-RPC error code of a refused binding.
+const BINDING_REFUSED_CODE: i64 = -32001;
+
+/// How an endpoint is bounded and who may reach it.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// `Host` values (names or `name:port`) accepted; anything else is 403 (DNS rebinding).
+    pub allowed_hosts: Vec<String>,
+    /// `Origin` values (`scheme://host:port`) accepted when a request carries one.
+    pub allowed_origins: Vec<String>,
+    /// A session with no traffic for this long ends.
+    pub session_idle: Duration,
+    /// At most this many live sessions per endpoint.
+    pub max_sessions: usize,
+    /// The largest request body, in bytes (checked again by rmcp).
+    pub max_body_bytes: usize,
+}
+
+/// Why a factory built no server: the HTTP status and the message of the JSON-RPC error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// 403 for a binding the caller may not have, 500 when the server could not be built.
+    pub status: StatusCode,
+    /// What went wrong, for the client.
+    pub message: String,
+}
+
+impl Refusal {
+    /// The caller may not open this session (403).
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        Self {
+            status: StatusCode::FORBIDDEN,
+            message: message.into(),
+        }
+    }
+
+    /// The server could not be built (500).
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self {
+            status: StatusCode::INTERNAL_SERVER_ERROR,
+            message: message.into(),
+        }
+    }
+}
+
+/// Builds a fresh server from the request that opens a session (or a stateless request): its URL
+/// carries the binding.
+pub type Factory<S> = dyn Fn(&Parts) -> Result<Server<S>, Refusal> + Send + Sync;
+
+type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+trait Endpoint: Send + Sync {
+    fn handle(&self, request: Request<Bytes>) -> BoxFuture<'_, HttpResponse>;
+    fn live_sessions(&self) -> BoxFuture<'_, usize>;
+    fn sweep(&self) -> BoxFuture<'_, ()>;
+    fn close_all(&self) -> BoxFuture<'_, ()>;
+}
+
+/// One server path (`/api/mcp/<server>`): a cheap handle to its sessions.
+#[derive(Clone)]
+pub struct McpEndpoint(Arc<dyn Endpoint>);
+
+impl std::fmt::Debug for McpEndpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("McpEndpoint")
+    }
+}
+
+impl McpEndpoint {
+    /// An endpoint whose sessions are served by servers `factory` builds.
+    pub fn new<S, F>(factory: F, options: &HttpOptions) -> Self
+    where
+        S: Send + Sync + 'static,
+        F: Fn(&Parts) -> Result<Server<S>, Refusal> + Send + Sync + 'static,
+    {
+        Self(Arc::new(EndpointImpl::new(Arc::new(factory), options)))
+    }
+
+    /// Answers one request (its body already collected within the size limit).
+    pub async fn handle(&self, request: Request<Bytes>) -> HttpResponse {
+        self.0.handle(request).await
+    }
+
+    /// How many sessions are live.
+    pub async fn live_sessions(&self) -> usize {
+        self.0.live_sessions().await
+    }
+
+    /// Closes the servers of sessions that ended on their own (idle timeout).
+    pub async fn sweep(&self) {
+        self.0.sweep().await
+    }
+
+    /// Ends every session (shutdown).
+    pub async fn close_all(&self) {
+        self.0.close_all().await
+    }
+}
+
+tokio::task_local! {
+    /// The server prepared for the request being handled, handed to rmcp's factory (which is
+    /// called on the same task, inside `handle`).
+    static PREPARED: RefCell<Option<Box<dyn Any + Send>>>;
+}
+
+struct Tracked<S> {
+    server: Server<S>,
+    last_seen: Instant,
+}
+
+struct EndpointImpl<S: Send + Sync + 'static> {
+    service: StreamableHttpService<Server<S>, LocalSessionManager>,
+    manager: Arc<LocalSessionManager>,
+    factory: Arc<Factory<S>>,
+    sessions: Mutex<HashMap<String, Tracked<S>>>,
+    max_sessions: usize,
+}
+
+impl<S: Send + Sync + 'static> EndpointImpl<S> {
+    fn new(factory: Arc<Factory<S>>, options: &HttpOptions) -> Self {
+        let mut manager = LocalSessionManager::default();
+        manager.session_config.keep_alive = Some(options.session_idle);
+        let manager = Arc::new(manager);
+        let config = StreamableHttpServerConfig::default()
+            .with_allowed_hosts(options.allowed_hosts.clone())
+            .with_allowed_origins(options.allowed_origins.clone())
+            .enforce_origin_validation()
+            .with_max_request_body_bytes(options.max_body_bytes);
+        let service = StreamableHttpService::new(
+            || {
+                PREPARED
+                    .try_with(|slot| slot.borrow_mut().take())
+                    .ok()
+                    .flatten()
+                    .and_then(|prepared| prepared.downcast::<Server<S>>().ok())
+                    .map(|server| *server)
+                    .ok_or_else(|| std::io::Error::other("no server was prepared for this request"))
+            },
+            Arc::clone(&manager),
+            config,
+        );
+        Self {
+            service,
+            manager,
+            factory,
+            sessions: Mutex::new(HashMap::new()),
+            max_sessions: options.max_sessions.max(1),
+        }
+    }
+
+    fn tracked(&self) -> std::sync::MutexGuard<'_, HashMap<String, Tracked<S>>> {
+        self.sessions.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    async fn is_live(&self, id: &str) -> bool {
+        if !self.tracked().contains_key(id) {
+            return false;
+        }
+        let live = self
+            .manager
+            .has_session(&id.to_owned().into())
+            .await
+            .unwrap_or(false);
+        if !live && let Some(gone) = self.tracked().remove(id) {
+            gone.server.close();
+        }
+        live
+    }
+
+    fn touch(&self, id: &str) {
+        if let Some(entry) = self.tracked().get_mut(id) {
+            entry.last_seen = Instant::now();
+        }
+    }
+
+    async fn end_session(&self, id: &str) {
+        let _ = self.manager.close_session(&id.to_owned().into()).await;
+        if let Some(gone) = self.tracked().remove(id) {
+            gone.server.close();
+        }
+    }
+
+    async fn sweep_ended(&self) {
+        let ids: Vec<String> = self.tracked().keys().cloned().collect();
+        for id in ids {
+            self.is_live(&id).await;
+        }
+    }
+
+    /// Makes room for one more session: ends the least recently used ones beyond the cap.
+    async fn make_room(&self) {
+        self.sweep_ended().await;
+        loop {
+            let oldest = {
+                let tracked = self.tracked();
+                if tracked.len() < self.max_sessions {
+                    return;
+                }
+                tracked
+                    .iter()
+                    .min_by_key(|(_, t)| t.last_seen)
+                    .map(|(id, _)| id.clone())
+            };
+            match oldest {
+                Some(id) => self.end_session(&id).await,
+                None => return,
+            }
+        }
+    }
+
+    async fn post(&self, request: Request<Bytes>) -> HttpResponse {
+        let message: Value = match serde_json::from_slice(request.body()) {
+            Ok(message) => message,
+            Err(e) => {
+                return jsonrpc_error(
+                    StatusCode::BAD_REQUEST,
+                    -32700,
+                    &format!("Parse error: {e}"),
+                    Value::Null,
+                );
+            }
+        };
+        if let Some(id) = session_id(&request) {
+            if !self.is_live(&id).await {
+                return session_error(NO_VALID_SESSION);
+            }
+            self.touch(&id);
+            return self.delegate(request).await;
+        }
+        let opens_session = method_of(&message) == Some("initialize");
+        if !opens_session && !is_stateless(&message) {
+            return session_error(NO_VALID_SESSION);
+        }
+        let (parts, body) = request.into_parts();
+        let server = match (self.factory)(&parts) {
+            Ok(server) => server,
+            Err(refusal) => {
+                let id = message.get("id").cloned().unwrap_or(Value::Null);
+                let code = if refusal.status == StatusCode::FORBIDDEN {
+                    BINDING_REFUSED_CODE
+                } else {
+                    -32603
+                };
+                return jsonrpc_error(refusal.status, code, &refusal.message, id);
+            }
+        };
+        if opens_session {
+            self.make_room().await;
+        }
+        let request = Request::from_parts(parts, body);
+        let prepared: Box<dyn Any + Send> = Box::new(server.clone());
+        let response = PREPARED
+            .scope(RefCell::new(Some(prepared)), self.delegate(request))
+            .await;
+        let minted = response
+            .headers()
+            .get(SESSION_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        if let Some(id) = minted {
+            self.tracked().insert(
+                id,
+                Tracked {
+                    server,
+                    last_seen: Instant::now(),
+                },
+            );
+        }
+        response
+    }
+
+    async fn delegate(&self, request: Request<Bytes>) -> HttpResponse {
+        let (parts, body) = request.into_parts();
+        self.service
+            .handle(Request::from_parts(parts, Full::new(body)))
+            .await
+    }
+}
+
+impl<S: Send + Sync + 'static> Endpoint for EndpointImpl<S> {
+    fn handle(&self, request: Request<Bytes>) -> BoxFuture<'_, HttpResponse> {
+        Box::pin(async move {
+            match *request.method() {
+                Method::POST => self.post(request).await,
+                Method::GET | Method::DELETE => {
+                    let Some(id) = session_id(&request) else {
+                        return session_error(INVALID_SESSION_ID);
+                    };
+                    if !self.is_live(&id).await {
+                        return session_error(INVALID_SESSION_ID);
+                    }
+                    self.touch(&id);
+                    let deleting = request.method() == Method::DELETE;
+                    let response = self.delegate(request).await;
+                    if deleting {
+                        self.end_session(&id).await;
+                    }
+                    response
+                }
+                _ => self.delegate(request).await,
+            }
+        })
+    }
+
+    fn live_sessions(&self) -> BoxFuture<'_, usize> {
+        Box::pin(async move {
+            self.sweep_ended().await;
+            self.manager.sessions.read().await.len()
+        })
+    }
+
+    fn sweep(&self) -> BoxFuture<'_, ()> {
+        Box::pin(self.sweep_ended())
+    }
+
+    fn close_all(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            let ids: Vec<String> = self.tracked().keys().cloned().collect();
+            for id in ids {
+                self.end_session(&id).await;
+            }
+        })
+    }
+}
+
+fn session_id<B>(request: &Request<B>) -> Option<String> {
+    request
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(str::to_owned)
+}
+
+fn method_of(message: &Value) -> Option<&str> {
+    message.get("method")?.as_str()
+}
+
+/// A request rmcp serves without a session: one that names its protocol version per request, or
+/// `server/discover`.
+fn is_stateless(message: &Value) -> bool {
+    if message.get("id").is_none() {
+        return false;
+    }
+    match method_of(message) {
+        Some("server/discover") => true,
+        Some(_) => message
+            .pointer("/params/_meta")
+            .and_then(Value::as_object)
+            .is_some_and(|meta| meta.contains_key("io.modelcontextprotocol/protocolVersion")),
+        None => false,
+    }
+}
+
+/// A JSON-RPC error object as an HTTP response.
+pub fn jsonrpc_error(status: StatusCode, code: i64, message: &str, id: Value) -> HttpResponse {
+    let body = json!({ "jsonrpc": "2.0", "error": { "code": code, "message": message }, "id": id });
+    json_response(status, &body)
+}
+
+fn session_error(message: &str) -> HttpResponse {
+    jsonrpc_error(
+        StatusCode::BAD_REQUEST,
+        SESSION_ERROR_CODE,
+        message,
+        Value::Null,
+    )
+}
+
+/// `body` as an `application/json` response.
+pub fn json_response(status: StatusCode, body: &Value) -> HttpResponse {
+    bytes_response(status, "application/json", body.to_string().into_bytes())
+}
+
+/// A response with a body of `content_type`.
+pub fn bytes_response(status: StatusCode, content_type: &str, body: Vec<u8>) -> HttpResponse {
+    let mut response = Response::new(Full::new(Bytes::from(body)).boxed());
+    *response.status_mut() = status;
+    if let Ok(value) = header::HeaderValue::from_str(content_type) {
+        response.headers_mut().insert(header::CONTENT_TYPE, value);
+    }
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stateless_requests_are_the_ones_naming_a_version_per_request() {
+        let with_meta = json!({"jsonrpc":"2.0","id":1,"method":"tools/list",
+            "params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}});
+        assert!(is_stateless(&with_meta));
+        assert!(is_stateless(
+            &json!({"jsonrpc":"2.0","id":1,"method":"server/discover"})
+        ));
+        assert!(!is_stateless(
+            &json!({"jsonrpc":"2.0","id":1,"method":"tools/list"})
+        ));
+        assert!(!is_stateless(
+            &json!({"jsonrpc":"2.0","method":"notifications/initialized"})
+        ));
+        assert!(!is_stateless(&json!([1, 2])));
+    }
+
+    #[test]
+    fn session_errors_are_the_seed_envelope_at_400() {
+        let response = session_error(NO_VALID_SESSION);
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(response.headers()[header::CONTENT_TYPE], "application/json");
+    }
+}
