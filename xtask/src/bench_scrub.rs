@@ -1,9 +1,10 @@
 //! The scrubber's rows of `cargo xtask bench`: throughput of `scrub::scrub_secrets` in MB/s on
-//! mixed text (prose, code, config, logs, with a fake credential on about one line in fifty), and on
-//! pathological inputs built to make a careless scrubber quadratic (unclosed quotes after key
-//! names, PEM openers with no closer, one enormous token, endless `key=key=…`, URL user-info
-//! with no `@`). Each pathological input is timed at two sizes; the last row is the worst time
-//! ratio for four times the input (about 4 when linear, 16 when quadratic).
+//! mixed text (prose, code, config, logs, with a fake credential on about one line in fifty), and
+//! on pathological inputs built to make a careless scrubber quadratic (unclosed quotes, plain or
+//! escaped, after key names; PEM openers with no closer; one enormous token; endless `key=key=…`;
+//! URL user-info with no `@`; a name made of nothing but keywords). Each pathological input is
+//! timed at two sizes; the last row is the worst time ratio for four times the input (about 4 when
+//! linear, 16 when quadratic).
 //!
 //! The scrubber runs in this process, so the figures are only meaningful in an optimised build:
 //! a debug xtask runs the workload in a release build of itself (`cargo xtask bench-scrub`,
@@ -109,6 +110,7 @@ const PATHOLOGICAL: &[(&str, &str)] = &[
         "unclosed quotes after key names",
         "password=\"x api_key: 'y ",
     ),
+    ("unclosed escaped quotes", "\\\"password\\\":\\\"x "),
     (
         "PEM openers with no closer",
         "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n",

@@ -241,12 +241,14 @@ fn secret_word_at(ident: &[u8], start: usize, end: usize, flag: bool) -> (bool, 
                 && c.is_ascii_uppercase()
                 && ident.get(i + 1).is_some_and(u8::is_ascii_lowercase)
     };
+    // No secret word is longer than 40 letters, so neither side looks further: each call is
+    // bounded, whatever the length of the name.
     let mut s = start;
-    while s > 0 && !boundary(s) {
+    while s > 0 && start - s <= 40 && !boundary(s) {
         s -= 1;
     }
     let mut e = end;
-    while e < ident.len() && !boundary(e) {
+    while e < ident.len() && e - end <= 40 && !boundary(e) {
         e += 1;
     }
     if e - s > 40 {
@@ -280,9 +282,9 @@ struct Scan<'t> {
     text: &'t str,
     bytes: &'t [u8],
     spans: Spans,
-    /// For each quote kind (`"`, `'`, `` ` ``): a position before which no closing quote exists on
-    /// that line, so an unclosed quote is searched for once.
-    no_close_before: [usize; 3],
+    /// For each quote kind (`"`, `'`, `` ` ``, escaped `\"`): a position before which no closing
+    /// quote exists on that line, so an unclosed quote is searched for once.
+    no_close_before: [usize; 4],
 }
 
 /// Finds every keyed secret in `text`; returns the byte ranges to mask (sorted, disjoint).
@@ -291,7 +293,7 @@ pub(crate) fn find(text: &str) -> Spans {
         text,
         bytes: text.as_bytes(),
         spans: Vec::new(),
-        no_close_before: [0; 3],
+        no_close_before: [0; 4],
     };
     let mut pos = 0;
     while pos < text.len() {
@@ -503,8 +505,16 @@ impl Scan<'_> {
         let first = *b.get(at)?;
         if first == b'\\' && matches!(b.get(at + 1), Some(b'"')) {
             let start = at + 2;
-            let close = find_on_line(self.text, start, "\\\"")?;
-            return Some((start, close, true));
+            if start < self.no_close_before[3] {
+                return None;
+            }
+            return match escaped_closing_quote(b, start) {
+                Ok(close) => Some((start, close, true)),
+                Err(line_end) => {
+                    self.no_close_before[3] = line_end;
+                    None
+                }
+            };
         }
         if let Some(q) = [b'"', b'\'', b'`'].iter().position(|&q| q == first) {
             let start = at + 1;
@@ -864,10 +874,18 @@ fn closing_quote(b: &[u8], from: usize, q: u8) -> Result<usize, usize> {
     Err(b.len())
 }
 
-/// The position of `needle` at or after `from`, before the end of the line.
-fn find_on_line(text: &str, from: usize, needle: &str) -> Option<usize> {
-    let line = text[from..].split('\n').next().unwrap_or("");
-    line.find(needle).map(|p| from + p)
+/// The position of the escaped quote (`\"`) closing a value that starts at `from`, on the same
+/// line; `Err(line end)` when there is none.
+fn escaped_closing_quote(b: &[u8], from: usize) -> Result<usize, usize> {
+    let mut i = from;
+    while i < b.len() {
+        match b[i] {
+            b'\\' if b.get(i + 1) == Some(&b'"') => return Ok(i),
+            b'\n' => return Err(i),
+            _ => i += 1,
+        }
+    }
+    Err(b.len())
 }
 
 /// Whether a key name says "secret" but is qualified into something public (`key_id`,
