@@ -26,9 +26,13 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::value::{
-    entropy, floor_boundary, is_code_reference, is_placeholder, is_uuid, is_word_chain,
+    entropy, floor_boundary, is_code_reference, is_path, is_placeholder, is_uuid, is_word_chain,
     looks_random,
 };
+
+/// A value longer than this is never read twice: the scan resumes after it even when it was not
+/// masked (shorter ones are scanned inside, for the keys they may hold).
+const LONG_VALUE: usize = 256;
 
 /// Where a key name's value needs to be masked: byte ranges of the text.
 pub(crate) type Spans = Vec<(usize, usize)>;
@@ -553,7 +557,9 @@ impl Scan<'_> {
         let next = self.bytes.get(after).copied();
         let glued = at > 0 && self.bytes[at - 1] == b':';
         if !value_is_secret(key, value, glued, quoted, next, sep, strength, upper_env) {
-            return Some(after);
+            // A short value may hold the next key (`key="ApiSecret" value="…"`), so the scan
+            // goes on inside it; a long one is skipped, so no long value is read twice.
+            return (end - start > LONG_VALUE).then_some(after);
         }
         if upper_env && sep != Sep::Element {
             self.spans.push((key_start, after));
@@ -583,8 +589,11 @@ impl Scan<'_> {
         };
         if secret && !is_placeholder(credential) && !is_placeholder(value) {
             self.spans.push((start, end));
+            return Some(line_end);
         }
-        Some(line_end)
+        // Not masked whole (`AWS4-HMAC-SHA256 Credential=[REDACTED]/…, Signature=…`): the keys
+        // inside are scanned on their own, unless the value is too long to read twice.
+        (line_end - start > LONG_VALUE).then_some(line_end)
     }
 
     /// `Cookie: a=b; session=…`: masks the values of session-like or random-looking cookies.
@@ -770,7 +779,7 @@ fn value_is_secret(
         if TYPE_WORDS.contains(&lower.as_str()) || v.starts_with(['&', '*', '?', '|', '>']) {
             return false;
         }
-        if v.ends_with(['/', '\\']) || v.starts_with(['/', '~', '.']) {
+        if v.ends_with(['/', '\\']) || is_path(v) {
             return false;
         }
         if sep == Sep::Colon && is_pascal_type(v) {
