@@ -15,8 +15,10 @@
 //!   (`token: string`, `password: &str`), names qualified into something public (`key_id`,
 //!   `page_token`, `max_tokens`, `public_key`, `secret_name`), and keys inside URLs, paths and ARNs
 //!   (`arn:…:secret:prod/db`);
-//! - linear: each key name is read once and the scan resumes after it or its value; a quote with
-//!   no partner on its line is remembered, so it is never searched for twice.
+//! - linear: each key name is read once; the scan resumes after a masked value or a long one
+//!   (and inside a short unmasked one, which may hold the next key); a secret word is looked for
+//!   at most 40 letters around a hit; a quote with no partner on its line is remembered, so it is
+//!   never searched for twice.
 //!
 //! Must never: mask a key name of lowercase or mixed case (readers need to see which setting
 //! was masked); look further than the current line for a prose value.
