@@ -15,8 +15,10 @@
 //!   (`token: string`, `password: &str`), names qualified into something public (`key_id`,
 //!   `page_token`, `max_tokens`, `public_key`, `secret_name`), and keys inside URLs, paths and ARNs
 //!   (`arn:…:secret:prod/db`);
-//! - linear: each key name is read once and the scan resumes after it or its value; a quote with
-//!   no partner on its line is remembered, so it is never searched for twice.
+//! - linear: each key name is read once; the scan resumes after a masked value or a long one
+//!   (and inside a short unmasked one, which may hold the next key); a secret word is looked for
+//!   at most 40 letters around a hit; a quote with no partner on its line is remembered, so it is
+//!   never searched for twice.
 //!
 //! Must never: mask a key name of lowercase or mixed case (readers need to see which setting
 //! was masked); look further than the current line for a prose value.
@@ -26,9 +28,13 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::value::{
-    entropy, floor_boundary, is_code_reference, is_placeholder, is_uuid, is_word_chain,
+    entropy, floor_boundary, is_code_reference, is_path, is_placeholder, is_uuid, is_word_chain,
     looks_random,
 };
+
+/// A value longer than this is never read twice: the scan resumes after it even when it was not
+/// masked (shorter ones are scanned inside, for the keys they may hold).
+const LONG_VALUE: usize = 256;
 
 /// Where a key name's value needs to be masked: byte ranges of the text.
 pub(crate) type Spans = Vec<(usize, usize)>;
@@ -241,12 +247,14 @@ fn secret_word_at(ident: &[u8], start: usize, end: usize, flag: bool) -> (bool, 
                 && c.is_ascii_uppercase()
                 && ident.get(i + 1).is_some_and(u8::is_ascii_lowercase)
     };
+    // No secret word is longer than 40 letters, so neither side looks further: each call is
+    // bounded, whatever the length of the name.
     let mut s = start;
-    while s > 0 && !boundary(s) {
+    while s > 0 && start - s <= 40 && !boundary(s) {
         s -= 1;
     }
     let mut e = end;
-    while e < ident.len() && !boundary(e) {
+    while e < ident.len() && e - end <= 40 && !boundary(e) {
         e += 1;
     }
     if e - s > 40 {
@@ -280,9 +288,9 @@ struct Scan<'t> {
     text: &'t str,
     bytes: &'t [u8],
     spans: Spans,
-    /// For each quote kind (`"`, `'`, `` ` ``): a position before which no closing quote exists on
-    /// that line, so an unclosed quote is searched for once.
-    no_close_before: [usize; 3],
+    /// For each quote kind (`"`, `'`, `` ` ``, escaped `\"`): a position before which no closing
+    /// quote exists on that line, so an unclosed quote is searched for once.
+    no_close_before: [usize; 4],
 }
 
 /// Finds every keyed secret in `text`; returns the byte ranges to mask (sorted, disjoint).
@@ -291,7 +299,7 @@ pub(crate) fn find(text: &str) -> Spans {
         text,
         bytes: text.as_bytes(),
         spans: Vec::new(),
-        no_close_before: [0; 3],
+        no_close_before: [0; 4],
     };
     let mut pos = 0;
     while pos < text.len() {
@@ -503,8 +511,16 @@ impl Scan<'_> {
         let first = *b.get(at)?;
         if first == b'\\' && matches!(b.get(at + 1), Some(b'"')) {
             let start = at + 2;
-            let close = find_on_line(self.text, start, "\\\"")?;
-            return Some((start, close, true));
+            if start < self.no_close_before[3] {
+                return None;
+            }
+            return match escaped_closing_quote(b, start) {
+                Ok(close) => Some((start, close, true)),
+                Err(line_end) => {
+                    self.no_close_before[3] = line_end;
+                    None
+                }
+            };
         }
         if let Some(q) = [b'"', b'\'', b'`'].iter().position(|&q| q == first) {
             let start = at + 1;
@@ -543,7 +559,9 @@ impl Scan<'_> {
         let next = self.bytes.get(after).copied();
         let glued = at > 0 && self.bytes[at - 1] == b':';
         if !value_is_secret(key, value, glued, quoted, next, sep, strength, upper_env) {
-            return Some(after);
+            // A short value may hold the next key (`key="ApiSecret" value="…"`), so the scan
+            // goes on inside it; a long one is skipped, so no long value is read twice.
+            return (end - start > LONG_VALUE).then_some(after);
         }
         if upper_env && sep != Sep::Element {
             self.spans.push((key_start, after));
@@ -573,8 +591,11 @@ impl Scan<'_> {
         };
         if secret && !is_placeholder(credential) && !is_placeholder(value) {
             self.spans.push((start, end));
+            return Some(line_end);
         }
-        Some(line_end)
+        // Not masked whole (`AWS4-HMAC-SHA256 Credential=[REDACTED]/…, Signature=…`): the keys
+        // inside are scanned on their own, unless the value is too long to read twice.
+        (line_end - start > LONG_VALUE).then_some(line_end)
     }
 
     /// `Cookie: a=b; session=…`: masks the values of session-like or random-looking cookies.
@@ -760,7 +781,7 @@ fn value_is_secret(
         if TYPE_WORDS.contains(&lower.as_str()) || v.starts_with(['&', '*', '?', '|', '>']) {
             return false;
         }
-        if v.ends_with(['/', '\\']) || v.starts_with(['/', '~', '.']) {
+        if v.ends_with(['/', '\\']) || is_path(v) {
             return false;
         }
         if sep == Sep::Colon && is_pascal_type(v) {
@@ -864,10 +885,18 @@ fn closing_quote(b: &[u8], from: usize, q: u8) -> Result<usize, usize> {
     Err(b.len())
 }
 
-/// The position of `needle` at or after `from`, before the end of the line.
-fn find_on_line(text: &str, from: usize, needle: &str) -> Option<usize> {
-    let line = text[from..].split('\n').next().unwrap_or("");
-    line.find(needle).map(|p| from + p)
+/// The position of the escaped quote (`\"`) closing a value that starts at `from`, on the same
+/// line; `Err(line end)` when there is none.
+fn escaped_closing_quote(b: &[u8], from: usize) -> Result<usize, usize> {
+    let mut i = from;
+    while i < b.len() {
+        match b[i] {
+            b'\\' if b.get(i + 1) == Some(&b'"') => return Ok(i),
+            b'\n' => return Err(i),
+            _ => i += 1,
+        }
+    }
+    Err(b.len())
 }
 
 /// Whether a key name says "secret" but is qualified into something public (`key_id`,

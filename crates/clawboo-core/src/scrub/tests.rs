@@ -176,7 +176,7 @@ fn the_corpus_has_enough_kinds_and_look_alikes() {
 
 #[test]
 fn the_corpus_is_scrubbed_completely_and_benign_lines_survive() {
-    const ROUNDS: u64 = 3;
+    const ROUNDS: u64 = 12;
     let samples = secret_samples(ROUNDS);
     let missed: Vec<(&str, String)> = samples
         .iter()
@@ -429,4 +429,36 @@ fn a_secret_inside_arbitrary_text_is_still_masked() {
         let out = scrub_secrets(&text);
         assert!(!out.contains(&token[4..]), "{text:?} -> {out:?}");
     }
+}
+
+#[test]
+fn a_key_inside_a_value_that_was_not_masked_is_still_read() {
+    // Assembled at run time, so no token-shaped literal sits in the source.
+    let key_id = format!("{}{}", "AKIA", "Z2Q7XK4M3N5P6R7S");
+    let sigv4 = format!(
+        "Authorization: AWS4-HMAC-SHA256 Credential={key_id}/20260101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature={}",
+        "9f2c4e6a8b0d1f3e5a7c9e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f1a3c5e7b9d0f"
+    );
+    let out = scrub_secrets(&sigv4);
+    assert!(
+        !out.contains(&key_id[4..]) && !out.contains("9f2c4e6a8b0d"),
+        "{out}"
+    );
+    let appsettings = r#"<add key="ApiSecret" value="q8Zt2LmR0vXw4NcB7yHa1KpD" />"#;
+    assert_eq!(
+        scrub_secrets(appsettings),
+        r#"<add key="ApiSecret" value="[REDACTED]" />"#
+    );
+}
+
+#[test]
+fn base64_that_starts_with_a_slash_is_not_a_path() {
+    assert_eq!(
+        scrub_secrets("password: /1ofQqKuSQ+pdCbxanG63SVz"),
+        "password: [REDACTED]"
+    );
+    assert_eq!(
+        scrub_secrets("ssh_key: ~/.ssh/id_ed25519"),
+        "ssh_key: ~/.ssh/id_ed25519"
+    );
 }

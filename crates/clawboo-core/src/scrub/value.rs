@@ -140,6 +140,14 @@ pub(crate) fn entropy(s: &str) -> f64 {
         .sum()
 }
 
+/// Whether `s` is a file path (`/etc/ssl/key.pem`, `~/.ssh/id_rsa`, `./secrets.txt`) rather than
+/// base64 that happens to start with `/`: no `+` or `=`, and a second segment or an extension.
+pub(crate) fn is_path(s: &str) -> bool {
+    let rooted = s.starts_with(['/', '~']) || s.starts_with("./") || s.starts_with("../");
+    let segments = s.split('/').filter(|p| !p.is_empty()).count();
+    rooted && !s.contains(['+', '=']) && (segments >= 2 || s.contains('.') || s.len() < 16)
+}
+
 /// Whether `s` is a UUID (`8-4-4-4-12` hex).
 pub(crate) fn is_uuid(s: &str) -> bool {
     let b = s.as_bytes();
@@ -161,7 +169,7 @@ pub(crate) fn looks_random(s: &str, min_len: usize) -> bool {
     if s.starts_with("arn:") || s.matches(':').count() >= 2 {
         return false;
     }
-    if b[0] == b'/' || b[0] == b'~' || s.starts_with("./") || s.starts_with("../") {
+    if is_path(s) {
         return false;
     }
     let digit = b.iter().any(u8::is_ascii_digit);
@@ -202,7 +210,10 @@ pub(crate) fn is_code_reference(value: &str) -> bool {
                 && (b[0].is_ascii_alphabetic() || b[0] == b'_' || b[0] == b'$')
                 && b.iter()
                     .all(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'$')
-                && b.iter().filter(|c| c.is_ascii_digit()).count() <= 2
+                // Digits only at the end, as in `utf8` or `token2`: `m2qf4l` is not a name.
+                && b.iter()
+                    .skip_while(|c| !c.is_ascii_digit())
+                    .all(u8::is_ascii_digit)
         })
 }
 
