@@ -27,7 +27,9 @@
 pub mod embed;
 mod inject;
 mod query;
+mod scope;
 mod search;
+mod sql;
 mod vectors;
 
 use rusqlite::{Connection, Row, params};
@@ -36,144 +38,13 @@ use serde::Serialize;
 pub use embed::{EmbedConfig, Embedder, Provider};
 pub use inject::{AUTO_MEMORY_MAX_CHARS, AUTO_MEMORY_TOP_K, render_auto_memory};
 pub use query::fts_query;
+pub use scope::{ReadScope, TeamView, WriteScope};
 pub use search::{MatchedVia, SearchHit, SearchMode, SearchOutcome};
+pub use sql::SCHEMA;
+pub(crate) use sql::{fact_columns, latest_procedure_only, procedure_columns, scope_filter};
 
-use crate::db::{Conn, Db, SchemaPart, Step, immediate, new_id};
+use crate::db::{Conn, Db, immediate, new_id};
 use crate::scrub::{is_entirely_redacted, scrub_secrets};
-
-/// The memory store's schema.
-pub const SCHEMA: SchemaPart = SchemaPart {
-    component: "memory",
-    steps: &[Step::Sql("
-CREATE TABLE IF NOT EXISTS memory_facts (
-    id TEXT PRIMARY KEY,
-    title TEXT NOT NULL,
-    content TEXT NOT NULL,
-    tags TEXT NOT NULL DEFAULT '[]',
-    embedding BLOB,
-    embedding_model TEXT,
-    scope_agent_id TEXT,
-    scope_team_id TEXT,
-    tenant_id TEXT,
-    created_at INTEGER NOT NULL,
-    updated_at INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS idx_memory_facts_team ON memory_facts (scope_team_id);
-CREATE INDEX IF NOT EXISTS idx_memory_facts_agent ON memory_facts (scope_agent_id);
-CREATE INDEX IF NOT EXISTS idx_memory_facts_created ON memory_facts (created_at);
-CREATE INDEX IF NOT EXISTS idx_memory_facts_updated ON memory_facts (updated_at);
-
-CREATE TABLE IF NOT EXISTS memory_procedures (
-    id TEXT PRIMARY KEY,
-    name TEXT NOT NULL,
-    version INTEGER NOT NULL DEFAULT 1,
-    content TEXT NOT NULL,
-    scope_agent_id TEXT,
-    scope_team_id TEXT,
-    tenant_id TEXT,
-    created_at INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS idx_memory_procedures_name ON memory_procedures (name);
-CREATE INDEX IF NOT EXISTS idx_memory_procedures_team ON memory_procedures (scope_team_id);
-
-CREATE VIRTUAL TABLE IF NOT EXISTS memory_facts_fts USING fts5(title, content, fact_id UNINDEXED);
-CREATE TRIGGER IF NOT EXISTS memory_facts_ai AFTER INSERT ON memory_facts BEGIN
-    INSERT INTO memory_facts_fts (rowid, title, content, fact_id)
-    VALUES (new.rowid, new.title, new.content, new.id);
-END;
-CREATE TRIGGER IF NOT EXISTS memory_facts_ad AFTER DELETE ON memory_facts BEGIN
-    DELETE FROM memory_facts_fts WHERE rowid = old.rowid;
-END;
-CREATE TRIGGER IF NOT EXISTS memory_facts_au AFTER UPDATE ON memory_facts BEGIN
-    DELETE FROM memory_facts_fts WHERE rowid = old.rowid;
-    INSERT INTO memory_facts_fts (rowid, title, content, fact_id)
-    VALUES (new.rowid, new.title, new.content, new.id);
-END;
-INSERT INTO memory_facts_fts (rowid, title, content, fact_id)
-    SELECT rowid, title, content, id FROM memory_facts
-    WHERE rowid NOT IN (SELECT rowid FROM memory_facts_fts);
-
-CREATE VIRTUAL TABLE IF NOT EXISTS clawboo_facts_fts
-    USING fts5(title, content, tokenize = 'porter unicode61 remove_diacritics 2');
-CREATE TRIGGER IF NOT EXISTS clawboo_facts_ai AFTER INSERT ON memory_facts BEGIN
-    INSERT INTO clawboo_facts_fts (rowid, title, content) VALUES (new.rowid, new.title, new.content);
-END;
-CREATE TRIGGER IF NOT EXISTS clawboo_facts_ad AFTER DELETE ON memory_facts BEGIN
-    DELETE FROM clawboo_facts_fts WHERE rowid = old.rowid;
-END;
-CREATE TRIGGER IF NOT EXISTS clawboo_facts_au AFTER UPDATE OF title, content ON memory_facts BEGIN
-    DELETE FROM clawboo_facts_fts WHERE rowid = old.rowid;
-    INSERT INTO clawboo_facts_fts (rowid, title, content) VALUES (new.rowid, new.title, new.content);
-END;
-INSERT INTO clawboo_facts_fts (rowid, title, content)
-    SELECT rowid, title, content FROM memory_facts
-    WHERE rowid NOT IN (SELECT rowid FROM clawboo_facts_fts);
-
-CREATE VIRTUAL TABLE IF NOT EXISTS clawboo_procedures_fts
-    USING fts5(name, content, tokenize = 'porter unicode61 remove_diacritics 2');
-CREATE TRIGGER IF NOT EXISTS clawboo_procedures_ai AFTER INSERT ON memory_procedures BEGIN
-    INSERT INTO clawboo_procedures_fts (rowid, name, content) VALUES (new.rowid, new.name, new.content);
-END;
-CREATE TRIGGER IF NOT EXISTS clawboo_procedures_ad AFTER DELETE ON memory_procedures BEGIN
-    DELETE FROM clawboo_procedures_fts WHERE rowid = old.rowid;
-END;
-CREATE TRIGGER IF NOT EXISTS clawboo_procedures_au AFTER UPDATE OF name, content ON memory_procedures BEGIN
-    DELETE FROM clawboo_procedures_fts WHERE rowid = old.rowid;
-    INSERT INTO clawboo_procedures_fts (rowid, name, content) VALUES (new.rowid, new.name, new.content);
-END;
-INSERT INTO clawboo_procedures_fts (rowid, name, content)
-    SELECT rowid, name, content FROM memory_procedures
-    WHERE rowid NOT IN (SELECT rowid FROM clawboo_procedures_fts);
-")],
-};
-
-/// The scope filter of every read, over a table aliased `m` with `scope_team_id`,
-/// `scope_agent_id` and `tenant_id`. Parameters: `:team_mode` (0 any team, 1 global only, 2 the
-/// team `:team` and global), `:agent` (NULL: any agent; else that agent's and non-private rows),
-/// `:tenant` (NULL: any; else exactly that tenant). Stored blanks count as unset.
-macro_rules! scope_filter {
-    () => {
-        "(:team_mode = 0
-          OR m.scope_team_id IS NULL OR m.scope_team_id = ''
-          OR (:team_mode = 2 AND m.scope_team_id = :team))
-         AND (:agent IS NULL OR m.scope_agent_id IS NULL OR m.scope_agent_id = ''
-              OR m.scope_agent_id = :agent)
-         AND (:tenant IS NULL OR m.tenant_id = :tenant)"
-    };
-}
-
-/// The columns of a [`Fact`], named as [`fact_from_row`] reads them, from a table aliased `m`.
-macro_rules! fact_columns {
-    () => {
-        "m.id AS id, m.title AS title, m.content AS content, m.tags AS tags, \
-         m.scope_agent_id AS scope_agent_id, m.scope_team_id AS scope_team_id, \
-         m.tenant_id AS tenant_id, m.created_at AS created_at, m.updated_at AS updated_at"
-    };
-}
-
-/// The columns of a [`Procedure`], named as [`procedure_from_row`] reads them, from a table
-/// aliased `m`.
-macro_rules! procedure_columns {
-    () => {
-        "m.id AS id, m.name AS name, m.version AS version, m.content AS content, \
-         m.scope_agent_id AS scope_agent_id, m.scope_team_id AS scope_team_id, \
-         m.tenant_id AS tenant_id, m.created_at AS created_at"
-    };
-}
-
-/// Keeps only the newest version of each procedure (name, team, agent), for a table aliased `m`.
-macro_rules! latest_procedure_only {
-    () => {
-        "NOT EXISTS (SELECT 1 FROM memory_procedures newer
-                     WHERE newer.name = m.name
-                       AND newer.scope_team_id IS m.scope_team_id
-                       AND newer.scope_agent_id IS m.scope_agent_id
-                       AND (newer.version > m.version
-                            OR (newer.version = m.version AND newer.rowid > m.rowid)))"
-    };
-}
-
-pub(crate) use {fact_columns, latest_procedure_only, procedure_columns, scope_filter};
 
 /// A failed memory operation.
 /// Wire: reference (keep the text; detail may only be appended).
@@ -260,101 +131,6 @@ impl Entry {
             Entry::Procedure(p) => p.created_at,
         }
     }
-}
-
-/// Where a write lands. Blank strings are unset ([`WriteScope::new`]).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct WriteScope {
-    /// The team; `None` is global.
-    pub team_id: Option<String>,
-    /// The agent the entry is private to.
-    pub agent_id: Option<String>,
-    /// The tenant.
-    pub tenant_id: Option<String>,
-}
-
-impl WriteScope {
-    /// A scope from optional strings, blank meaning unset.
-    pub fn new(team_id: Option<&str>, agent_id: Option<&str>, tenant_id: Option<&str>) -> Self {
-        Self {
-            team_id: non_blank(team_id),
-            agent_id: non_blank(agent_id),
-            tenant_id: non_blank(tenant_id),
-        }
-    }
-}
-
-/// Which teams' entries a reader sees.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub enum TeamView {
-    /// Every team's and the global ones (a reader that names no team).
-    #[default]
-    Any,
-    /// Only global entries (a reader that names the blank team, or a bound reader without a team:
-    /// never another team's).
-    GlobalOnly,
-    /// That team's and the global ones.
-    Team(String),
-}
-
-/// What a reader may see: seed 004's inclusive rule (team T + agent A sees T's, A's and global
-/// entries, never another team's or another agent's private ones).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ReadScope {
-    /// The team filter.
-    pub team: TeamView,
-    /// `Some(a)`: entries private to `a` or to no agent (`Some("")`: only entries private to no
-    /// agent); `None`: any agent's.
-    pub agent: Option<String>,
-    /// `Some(t)`: exactly that tenant's entries; `None`: any.
-    pub tenant: Option<String>,
-}
-
-impl ReadScope {
-    /// A reader's scope from the values a reader names, by the reference's documented contract
-    /// (memory.md §2.1–2.2): a field is *provided* when it is present, and a provided blank
-    /// narrows, it never widens. So a team of `None` sees every team, a blank team (`""`, or only
-    /// whitespace) sees global entries only, and a team `T` sees T's and global ones; an agent of
-    /// `None` sees every agent's private entries, a blank agent none of them, an agent `A` only
-    /// A's. Values are trimmed. The tenant never comes from a model's arguments: a blank tenant is
-    /// unset.
-    pub fn new(team_id: Option<&str>, agent_id: Option<&str>, tenant_id: Option<&str>) -> Self {
-        let team = match team_id.map(str::trim) {
-            None => TeamView::Any,
-            Some("") => TeamView::GlobalOnly,
-            Some(team) => TeamView::Team(team.to_owned()),
-        };
-        Self {
-            team,
-            agent: agent_id.map(|a| a.trim().to_owned()),
-            tenant: non_blank(tenant_id),
-        }
-    }
-
-    /// The named parameters of [`scope_filter!`].
-    fn params(&self) -> [(&'static str, rusqlite::types::Value); 4] {
-        use rusqlite::types::Value as V;
-        let text = |s: &Option<String>| s.clone().map_or(V::Null, V::Text);
-        let (mode, team) = match &self.team {
-            TeamView::Any => (0, V::Null),
-            TeamView::GlobalOnly => (1, V::Null),
-            TeamView::Team(t) => (2, V::Text(t.clone())),
-        };
-        [
-            (":team_mode", V::Integer(mode)),
-            (":team", team),
-            (":agent", text(&self.agent)),
-            (":tenant", text(&self.tenant)),
-        ]
-    }
-}
-
-/// A trimmed string, or `None` when it is blank.
-fn non_blank(value: Option<&str>) -> Option<String> {
-    value
-        .map(str::trim)
-        .filter(|v| !v.is_empty())
-        .map(str::to_owned)
 }
 
 /// A fact to save.
