@@ -83,7 +83,10 @@ fn parse(args: &[String]) -> Result<Command, String> {
 
 /// Runs `clawbrain <args…>` (the arguments after `clawbrain`) and returns the exit code.
 pub fn dispatch(bin: &str, args: &[String]) -> ExitCode {
-    if matches!(args.first().map(String::as_str), Some("-h" | "--help" | "help")) {
+    if matches!(
+        args.first().map(String::as_str),
+        Some("-h" | "--help" | "help")
+    ) {
         print!("USAGE:\n{}", usage(bin));
         return ExitCode::SUCCESS;
     }
