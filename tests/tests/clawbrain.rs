@@ -626,6 +626,14 @@ fn s26_compact_cascades_and_credit_report_has_the_seed_keys() {
     );
 }
 
+/// `times` rounds of a two-result search for `query` followed by the outcome `signal`.
+fn search_then_report(s: &mut Server, query: &str, signal: &str, times: usize) {
+    for _ in 0..times {
+        ok(s, "memory_search", json!({"query": query, "limit": 2}));
+        ok(s, "memory_feedback", json!({"signal": signal}));
+    }
+}
+
 #[test]
 fn feedback_after_a_search_moves_exactly_the_returned_memories_and_reorders_the_ranking() {
     let v = Vault::new();
@@ -666,32 +674,10 @@ fn feedback_after_a_search_moves_exactly_the_returned_memories_and_reorders_the_
         "the corrected memory dropped"
     );
     // Both returned: shared reward 0.5/√2, clamped at 1 however often it repeats.
-    for _ in 0..6 {
-        ok(
-            &mut s,
-            "memory_search",
-            json!({"query": "kiwi", "limit": 2}),
-        );
-        ok(
-            &mut s,
-            "memory_feedback",
-            json!({"signal": "task_completed"}),
-        );
-    }
+    search_then_report(&mut s, "kiwi", "task_completed", 6);
     let fixed_point = 0.5 / 2f64.sqrt();
     assert!((v.score(runner_up) - fixed_point).abs() < 0.02);
-    for _ in 0..8 {
-        ok(
-            &mut s,
-            "memory_search",
-            json!({"query": "kiwi", "limit": 2}),
-        );
-        ok(
-            &mut s,
-            "memory_feedback",
-            json!({"signal": "user_correction"}),
-        );
-    }
+    search_then_report(&mut s, "kiwi", "user_correction", 8);
     assert_eq!(v.score(runner_up), 0.0, "clamped at 0, never negative");
     // The turn of the second search was never resolved: an outcome reaches it once, then none.
     let older = ok(&mut s, "memory_feedback", json!({"signal": "tool_success"}));

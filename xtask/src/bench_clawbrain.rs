@@ -9,57 +9,37 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::bail;
-use clawboo_tests::{Server, TempDir, bin_path};
+use clawboo_tests::{Rng, Server, TempDir, bin_path};
 use serde_json::json;
 
 /// One figure: name, unit, value.
 pub type Figure = (String, &'static str, Option<f64>);
 
-const WORDS: [&str; 24] = [
-    "deploy",
-    "review",
-    "release",
-    "rollback",
-    "schema",
-    "index",
-    "queue",
-    "worker",
-    "retry",
-    "timeout",
-    "search",
-    "agent",
-    "kanban",
-    "approval",
-    "audit",
-    "embedding",
-    "vector",
-    "prompt",
-    "context",
-    "runtime",
-    "sqlite",
-    "backup",
-    "metrics",
-    "dashboard",
-];
+/// Syllables of the vault's vocabulary: three of them make a word, 1,000 words in all, so a
+/// one-word query matches a few percent of the memories, as a real query would.
+const SYLLABLES: [&str; 10] = ["ka", "lo", "mi", "ne", "ru", "sa", "te", "vo", "zi", "pa"];
+
+/// The `n`-th word of the vocabulary.
+fn word(n: usize) -> String {
+    [n / 100 % 10, n / 10 % 10, n % 10]
+        .iter()
+        .map(|&i| SYLLABLES[i])
+        .collect()
+}
 
 const CATEGORIES: [&str; 3] = ["people", "projects", "preferences"];
 
 /// Writes `count` entity files and their credit rows the way the reference does.
 fn seed_vault(root: &Path, count: usize) -> anyhow::Result<()> {
-    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut word = || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        WORDS[(state % WORDS.len() as u64) as usize]
-    };
+    let mut rng = Rng::new(0x9E37_79B9_7F4A_7C15);
+    let mut word = || word(rng.below(1000));
     for category in CATEGORIES {
         std::fs::create_dir_all(root.join("entities").join(category))?;
     }
     for i in 0..count {
         let category = CATEGORIES[i % CATEGORIES.len()];
         let name = format!("{}-{}-{i}", word(), word());
-        let body: Vec<&str> = (0..24).map(|_| word()).collect();
+        let body: Vec<String> = (0..24).map(|_| word()).collect();
         let text = format!(
             "---\nid: entity-{category}-{name}\ntype: entity\ncategory: {category}\ntags: [\"{}\", \"{}\"]\ncreated: 2026-02-25T10:00:00.000Z\nupdated: 2026-02-25T10:00:00.000Z\npinned: false\n---\n\n{}\n",
             word(),
@@ -95,14 +75,14 @@ fn search_latency(count: usize, searches: usize) -> anyhow::Result<(f64, Option<
     seed_vault(&root, count)?;
     let mut server = spawn(&root, &dir.db_path());
     let started = Instant::now();
-    let first = server.call("memory_search", json!({"query": "deploy"}));
+    let first = server.call("memory_search", json!({"query": word(0)}));
     let first_ms = started.elapsed().as_secs_f64() * 1000.0;
     if first.is_error {
         bail!("memory_search failed: {}", first.text());
     }
     let mut samples = Vec::with_capacity(searches);
     for i in 0..searches {
-        let query = WORDS[i % WORDS.len()];
+        let query = word(i * 37 % 1000);
         let started = Instant::now();
         let reply = server.call("memory_search", json!({"query": query, "limit": 5}));
         samples.push(started.elapsed().as_secs_f64() * 1000.0);
@@ -125,7 +105,7 @@ fn store_rate(calls: usize) -> anyhow::Result<Option<f64>> {
         let reply = server.call(
             "memory_store",
             json!({"type": "entity", "category": "projects", "name": format!("note-{i}"),
-                   "content": format!("- {} {} {i}", WORDS[i % 24], WORDS[(i * 7) % 24]), "tags": ["bench"]}),
+                   "content": format!("- {} {} {i}", word(i % 1000), word(i * 7 % 1000)), "tags": ["bench"]}),
         );
         if reply.is_error {
             bail!("memory_store failed: {}", reply.text());

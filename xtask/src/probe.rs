@@ -132,6 +132,70 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     probe_clawbrain(&bin_path("clawboo-mcp-memory"))
 }
 
+/// What one probe expects of a server: its name and the names of its tools (`None`: only the
+/// count).
+struct Expected<'a> {
+    label: &'a str,
+    name: &'a str,
+    tools: usize,
+    tool_names: Option<&'a [&'a str]>,
+}
+
+/// Initializes `server`, lists its tools and closes it: one table line; mismatches into
+/// `failures`.
+fn probe_one(mut server: Server, expected: &Expected<'_>, failures: &mut Vec<String>) {
+    let label = expected.label;
+    let started = Instant::now();
+    let info = server.initialize();
+    let tools = server.list_tools();
+    let elapsed = started.elapsed();
+    let status = server.close();
+    let got_name = info["serverInfo"]["name"].as_str().unwrap_or("?");
+    let version = info["serverInfo"]["version"].as_str().unwrap_or("?");
+    println!(
+        "{label:<22} {got_name:<18} {version:>8} {:>6} {:>8.1}",
+        tools.len(),
+        elapsed.as_secs_f64() * 1000.0
+    );
+    if got_name != expected.name {
+        failures.push(format!(
+            "{label}: server name {got_name:?}, expected {:?}",
+            expected.name
+        ));
+    }
+    if version != VERSION {
+        failures.push(format!(
+            "{label}: version {version:?}, expected {VERSION:?}"
+        ));
+    }
+    let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+    let names_differ = expected
+        .tool_names
+        .is_some_and(|want| want.iter().any(|t| !names.contains(t)));
+    if tools.len() != expected.tools || names_differ {
+        failures.push(format!(
+            "{label}: tools {names:?}, expected {}",
+            expected
+                .tool_names
+                .map_or(format!("{} tools", expected.tools), |want| format!(
+                    "{want:?}"
+                ))
+        ));
+    }
+    if !status.success() {
+        failures.push(format!("{label}: exited with {status} after stdin closed"));
+    }
+}
+
+/// An error listing every mismatch, or `Ok` with `done` printed.
+fn verdict(failures: Vec<String>, done: &str) -> anyhow::Result<()> {
+    if !failures.is_empty() {
+        bail!("probe failed:\n  {}", failures.join("\n  "));
+    }
+    println!("probe: {done}");
+    Ok(())
+}
+
 /// Probes the four bins, each started by `launch(bin, database)`: one line each; an error listing
 /// every mismatch.
 pub fn probe_bins(launch: impl Fn(&str, &Path) -> Server) -> anyhow::Result<()> {
@@ -140,44 +204,20 @@ pub fn probe_bins(launch: impl Fn(&str, &Path) -> Server) -> anyhow::Result<()> 
         "{:<22} {:<18} {:>8} {:>6} {:>8}",
         "bin", "server", "version", "tools", "ms"
     );
-    for (bin, name, expected_tools) in EXPECTED {
+    for (bin, name, tools) in EXPECTED {
         let dir = TempDir::new("probe");
-        let started = Instant::now();
-        let mut server = launch(bin, &dir.db_path());
-        let info = server.initialize();
-        let tools = server.list_tools();
-        let elapsed = started.elapsed();
-        let status = server.close();
-        let got_name = info["serverInfo"]["name"].as_str().unwrap_or("?");
-        let version = info["serverInfo"]["version"].as_str().unwrap_or("?");
-        println!(
-            "{bin:<22} {got_name:<18} {version:>8} {:>6} {:>8.1}",
-            tools.len(),
-            elapsed.as_secs_f64() * 1000.0
-        );
-        if got_name != name {
-            failures.push(format!(
-                "{bin}: server name {got_name:?}, expected {name:?}"
-            ));
-        }
-        if version != VERSION {
-            failures.push(format!("{bin}: version {version:?}, expected {VERSION:?}"));
-        }
-        if tools.len() != expected_tools {
-            failures.push(format!(
-                "{bin}: {} tools, expected {expected_tools}",
-                tools.len()
-            ));
-        }
-        if !status.success() {
-            failures.push(format!("{bin}: exited with {status} after stdin closed"));
-        }
+        let expected = Expected {
+            label: bin,
+            name,
+            tools,
+            tool_names: None,
+        };
+        probe_one(launch(bin, &dir.db_path()), &expected, &mut failures);
     }
-    if !failures.is_empty() {
-        bail!("probe failed:\n  {}", failures.join("\n  "));
-    }
-    println!("probe: all {} servers answered", EXPECTED.len());
-    Ok(())
+    verdict(
+        failures,
+        &format!("all {} servers answered", EXPECTED.len()),
+    )
 }
 
 /// The seed-002 tools plus `memory_feedback`, served by `clawboo-mcp-memory clawbrain`.
@@ -197,46 +237,20 @@ pub fn probe_clawbrain(memory_bin: &Path) -> anyhow::Result<()> {
     let mut failures = Vec::new();
     let dir = TempDir::new("probe-clawbrain");
     let vault = dir.path().join("memory").display().to_string();
-    let started = Instant::now();
-    let mut server = Server::spawn_program(
+    let server = Server::spawn_program(
         memory_bin.to_path_buf(),
         &["clawbrain"],
         &dir.db_path(),
         &[("MEMORY_DIR", vault.as_str())],
     );
-    let info = server.initialize();
-    let tools = server.list_tools();
-    let elapsed = started.elapsed();
-    let status = server.close();
-    let got_name = info["serverInfo"]["name"].as_str().unwrap_or("?");
-    let version = info["serverInfo"]["version"].as_str().unwrap_or("?");
-    println!(
-        "{:<22} {got_name:<18} {version:>8} {:>6} {:>8.1}",
-        "  … memory clawbrain",
-        tools.len(),
-        elapsed.as_secs_f64() * 1000.0
-    );
-    let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
-    if got_name != "clawbrain" || version != VERSION {
-        failures.push(format!(
-            "clawbrain mode: server {got_name:?} {version:?}, expected \"clawbrain\" {VERSION:?}"
-        ));
-    }
-    if names.len() != CLAWBRAIN_TOOLS.len() || CLAWBRAIN_TOOLS.iter().any(|t| !names.contains(t)) {
-        failures.push(format!(
-            "clawbrain mode: tools {names:?}, expected {CLAWBRAIN_TOOLS:?}"
-        ));
-    }
-    if !status.success() {
-        failures.push(format!(
-            "clawbrain mode: exited with {status} after stdin closed"
-        ));
-    }
-    if !failures.is_empty() {
-        bail!("probe failed:\n  {}", failures.join("\n  "));
-    }
-    println!("probe: the memory bin's clawbrain mode answered");
-    Ok(())
+    let expected = Expected {
+        label: "  … memory clawbrain",
+        name: "clawbrain",
+        tools: CLAWBRAIN_TOOLS.len(),
+        tool_names: Some(&CLAWBRAIN_TOOLS),
+    };
+    probe_one(server, &expected, &mut failures);
+    verdict(failures, "the memory bin's clawbrain mode answered")
 }
 
 #[cfg(test)]

@@ -92,6 +92,7 @@ CREATE TABLE IF NOT EXISTS clawbrain_decay (
   decayed_until TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS clawbrain_files_id ON clawbrain_files(id, path);
+CREATE INDEX IF NOT EXISTS clawbrain_files_pinned ON clawbrain_files(pinned) WHERE pinned = 1;
 CREATE VIRTUAL TABLE IF NOT EXISTS clawbrain_fts USING fts5(
   name_lc, tags_lc, body, content='clawbrain_files', content_rowid='doc', tokenize='trigram'
 );
@@ -515,18 +516,31 @@ pub fn live_credits(conn: &Connection) -> rusqlite::Result<Vec<(CreditRow, Strin
     .collect()
 }
 
-/// Live memories with their score (`None` without a credit row), pinned first, then by score.
+/// Up to `limit` live memories for `MEMORY.md`: pinned ones first (score `None` without a credit
+/// row), then the highest credit scores (the reference's rule: only memories with a credit row).
+/// Both reads go through an index, so the cost does not grow with the vault.
 pub fn digest_rows(
     conn: &Connection,
     limit: usize,
 ) -> rusqlite::Result<Vec<(FileRow, Option<f64>)>> {
+    let mut rows: Vec<(FileRow, Option<f64>)> = conn
+        .prepare_cached(
+            "SELECT f.path, f.id, f.type, f.category, f.name, f.tags, f.body, f.created, f.updated, f.pinned, c.score
+               FROM clawbrain_files f LEFT JOIN credit_records c ON c.id = f.id
+              WHERE f.pinned = 1 ORDER BY COALESCE(c.score, -1) DESC, f.path LIMIT ?1",
+        )?
+        .query_map([limit as i64], |r| Ok((file_row(r)?, r.get(10)?)))?
+        .collect::<Result<_, _>>()?;
+    let rest = limit.saturating_sub(rows.len());
     let mut stmt = conn.prepare_cached(
         "SELECT f.path, f.id, f.type, f.category, f.name, f.tags, f.body, f.created, f.updated, f.pinned, c.score
-           FROM clawbrain_files f LEFT JOIN credit_records c ON c.id = f.id
-          ORDER BY f.pinned DESC, COALESCE(c.score, -1) DESC, f.path LIMIT ?1",
+           FROM credit_records c JOIN clawbrain_files f ON f.id = c.id
+          WHERE f.pinned = 0 ORDER BY c.score DESC LIMIT ?1",
     )?;
-    stmt.query_map([limit as i64], |r| Ok((file_row(r)?, r.get(10)?)))?
-        .collect()
+    for row in stmt.query_map([rest as i64], |r| Ok((file_row(r)?, r.get(10)?)))? {
+        rows.push(row?);
+    }
+    Ok(rows)
 }
 
 /// Records a contradiction found by an update.

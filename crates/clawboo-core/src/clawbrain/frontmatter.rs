@@ -212,19 +212,41 @@ mod tests {
         assert_eq!(body, "body");
     }
 
+    fn noise(rng: &mut clawboo_tests::Rng, len: usize) -> String {
+        const ALPHABET: [char; 14] = [
+            '-', '\n', ':', '[', ']', '"', 'a', ' ', '\r', 'é', ',', '\'', '\\', '火',
+        ];
+        (0..len)
+            .map(|_| ALPHABET[rng.below(ALPHABET.len())])
+            .collect()
+    }
+
     #[test]
     fn parse_never_panics_on_noise() {
-        let mut x: u64 = 7;
-        let alphabet = ['-', '\n', ':', '[', ']', '"', 'a', ' ', '\r', 'é', ','];
+        let mut rng = clawboo_tests::Rng::new(11);
         for _ in 0..3000 {
-            let mut s = String::from("---\n");
-            for _ in 0..40 {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                s.push(alphabet[(x % alphabet.len() as u64) as usize]);
-            }
-            let _ = parse(&s);
+            let _ = parse(&format!("---\n{}", noise(&mut rng, 40)));
+        }
+    }
+
+    #[test]
+    fn whatever_render_writes_parse_reads_back() {
+        let mut rng = clawboo_tests::Rng::new(12);
+        for _ in 0..2000 {
+            let tags: Vec<String> = (0..rng.below(4))
+                .map(|_| {
+                    let len = 1 + rng.below(8);
+                    noise(&mut rng, len)
+                })
+                .collect();
+            let mut fm = sample(&[]);
+            fm.tags = tags;
+            fm.pinned = rng.below(2) == 1;
+            let len = rng.below(60);
+            let body = format!("x{}x", noise(&mut rng, len));
+            let (back, back_body) = parse(&render(&fm, &body)).unwrap();
+            assert_eq!(back, fm, "{body:?}");
+            assert_eq!(back_body, body.replace("\r\n", "\n").trim(), "{body:?}");
         }
     }
 }

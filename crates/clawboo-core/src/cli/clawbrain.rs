@@ -99,6 +99,13 @@ fn parse(args: &[String]) -> Result<Command, String> {
 
 /// Runs `clawbrain <args…>` (the arguments after `clawbrain`) and returns the exit code.
 fn dispatch(bin: &str, args: &[String]) -> ExitCode {
+    if matches!(
+        args.first().map(String::as_str),
+        Some("-h" | "--help" | "help")
+    ) {
+        print!("USAGE:\n{}", usage(bin));
+        return ExitCode::SUCCESS;
+    }
     let command = match parse(args) {
         Ok(c) => c,
         Err(message) => {

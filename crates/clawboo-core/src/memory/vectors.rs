@@ -209,13 +209,8 @@ mod tests {
 
     #[test]
     fn quantized_similarity_is_close_to_cosine() {
-        let mut state = 0x9E37_79B9_u32;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 17;
-            state ^= state << 5;
-            (state % 2001) as f32 / 1000.0 - 1.0
-        };
+        let mut rng = clawboo_tests::Rng::new(0x9E37_79B9);
+        let mut next = move || rng.below(2001) as f32 / 1000.0 - 1.0;
         for _ in 0..200 {
             let a: Vec<f32> = (0..768).map(|_| next()).collect();
             let b: Vec<f32> = a.iter().map(|x| x * 0.5 + next() * 0.5).collect();
