@@ -4,7 +4,9 @@
 //! `tools/list` answered) per server; round trips per second of `get_task` and `memory_search` on
 //! one connection; claims per second with 8 processes racing over 1000 tasks (and the proof that
 //! each task was won exactly once); `memory_search` latency with 10k and 100k facts; peak RSS per
-//! server after a burst of its typical calls. Prints a table and writes `target/bench/bench.json`.
+//! server after a burst of its typical calls; and, from `corpus`, pipelined `ping` throughput,
+//! `memory_save` rate and memory search on a realistic corpus. Prints a table and writes
+//! `target/bench/bench.json`.
 //!
 //! `--vs 'COMMAND'` (repeatable) runs a comparison stdio MCP server (e.g. the reference's bin) in the
 //! same invocation, alternating runs with ours, on the same database files, for every benchmark
@@ -24,6 +26,9 @@ use clawboo_tests::{Server, TempDir, bin_path, target_dir};
 use serde_json::{Value, json};
 
 use crate::probe::{self, EXPECTED};
+
+#[path = "bench_corpus.rs"]
+mod corpus;
 
 /// How many processes race for the tasks.
 const RACERS: usize = 8;
@@ -169,6 +174,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
             )?);
         }
     }
+    corpus::add_rows(&subjects, quick, &mut rows)?;
     for (bin, _, _) in EXPECTED {
         rows.push(measure(
             &subjects,
@@ -562,8 +568,9 @@ fn print_table(subjects: &[Subject], rows: &[Row]) {
         print!(" {:>12} {:>8}", format!("vs#{i}"), "ratio");
     }
     println!();
-    let show = |v: Option<f64>| v.map_or("n/a".to_owned(), |v| format!("{v:.1}"));
     for row in rows {
+        let digits = if row.unit == "share" { 3 } else { 1 };
+        let show = |v: Option<f64>| v.map_or("n/a".to_owned(), |v| format!("{v:.digits$}"));
         print!(
             "{:<width$} {:>10} {:>12}",
             row.name,
