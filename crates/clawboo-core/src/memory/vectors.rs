@@ -245,6 +245,12 @@ mod tests {
     use super::*;
     use crate::db::Db;
 
+    /// Values in `[-1, 1]` from the test PRNG.
+    fn uniform(seed: u64) -> impl FnMut() -> f32 {
+        let mut rng = clawboo_tests::Rng::new(seed);
+        move || rng.below(2001) as f32 / 1000.0 - 1.0
+    }
+
     fn store(vectors: &[(&str, Vec<f32>)]) -> Db {
         let db = Db::open_in_memory().unwrap();
         for (i, (model, vector)) in vectors.iter().enumerate() {
@@ -262,13 +268,7 @@ mod tests {
 
     #[test]
     fn quantized_similarity_is_close_to_cosine() {
-        let mut state = 0x9E37_79B9_u32;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 17;
-            state ^= state << 5;
-            (state % 2001) as f32 / 1000.0 - 1.0
-        };
+        let mut next = uniform(0x9E37_79B9);
         for _ in 0..200 {
             let a: Vec<f32> = (0..768).map(|_| next()).collect();
             let b: Vec<f32> = a.iter().map(|x| x * 0.5 + next() * 0.5).collect();
@@ -283,13 +283,7 @@ mod tests {
 
     #[test]
     fn the_sketch_shortlist_keeps_the_true_nearest_among_many() {
-        let mut state = 0x2545_F491_u32;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 17;
-            state ^= state << 5;
-            (state % 2001) as f32 / 1000.0 - 1.0
-        };
+        let mut next = uniform(0x2545_F491);
         let mut loaded = Loaded::empty("m");
         loaded.dims = 768;
         let target: Vec<f32> = (0..768).map(|_| next()).collect();
