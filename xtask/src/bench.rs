@@ -4,8 +4,11 @@
 //! `tools/list` answered) per server; round trips per second of `get_task` and `memory_search` on
 //! one connection; claims per second with 8 processes racing over 1000 tasks (and the proof that
 //! each task was won exactly once); `memory_search` latency with 10k and 100k facts; peak RSS per
-//! server after a burst of its typical calls; the scrubber's throughput ([`crate::bench_scrub`]).
-//! Prints a table and writes `target/bench/bench.json`.
+//! server after a burst of its typical calls; from `corpus`, pipelined `ping` throughput,
+//! `memory_save` rate and memory search on a realistic corpus; the scrubber's throughput
+//! ([`crate::bench_scrub`]); ClawBrain's search and store ([`crate::bench_clawbrain`]); 16 sessions
+//! over HTTP against 16 stdio processes ([`crate::bench_http`]). Prints a table and writes
+//! `target/bench/bench.json`.
 //!
 //! `--vs 'COMMAND'` (repeatable) runs a comparison stdio MCP server (e.g. the reference's bin) in the
 //! same invocation, alternating runs with ours, on the same database files, for every benchmark
@@ -26,6 +29,9 @@ use serde_json::{Value, json};
 
 use crate::bench_http;
 use crate::probe::{self, EXPECTED};
+
+#[path = "bench_corpus.rs"]
+mod corpus;
 
 /// How many processes race for the tasks.
 const RACERS: usize = 8;
@@ -193,6 +199,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
             )?);
         }
     }
+    corpus::add_rows(&subjects, quick, &mut rows)?;
     for (bin, _, _) in EXPECTED {
         rows.push(measure(
             &subjects,
@@ -591,8 +598,9 @@ fn print_table(subjects: &[Subject], rows: &[Row]) {
         print!(" {:>12} {:>8}", format!("vs#{i}"), "ratio");
     }
     println!();
-    let show = |v: Option<f64>| v.map_or("n/a".to_owned(), |v| format!("{v:.1}"));
     for row in rows {
+        let digits = if row.unit == "share" { 3 } else { 1 };
+        let show = |v: Option<f64>| v.map_or("n/a".to_owned(), |v| format!("{v:.digits$}"));
         print!(
             "{:<width$} {:>10} {:>12}",
             row.name,

@@ -86,6 +86,18 @@ const STOP_WORDS: &[&str] = &[
     "whom", "why", "will", "with", "within", "without", "would", "yet", "you", "your",
 ];
 
+/// The commonest English words: in most rows of any English store, so matching them costs a scan
+/// of most of it. Sorted.
+const COMMONEST_WORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "be", "by", "for", "in", "is", "it", "of", "on", "or", "that",
+    "the", "to", "with",
+];
+
+/// Whether `word` (lower-case) is one of the commonest English words (a subset of the stop words).
+pub fn is_commonest_word(word: &str) -> bool {
+    COMMONEST_WORDS.binary_search(&word).is_ok()
+}
+
 /// Whether `word` (lower-case) is an English stop word.
 pub fn is_stop_word(word: &str) -> bool {
     STOP_WORDS.binary_search(&word).is_ok()

@@ -3,7 +3,10 @@
 //!
 //! Owns: a copy of `memory_facts.embedding` for one embedding model, each vector quantized to one
 //! signed byte per dimension (768 dimensions: 768 bytes a fact, 77 MB for 100,000 facts instead of
-//! 300 MB of `f32`s read from the file per query), and the approximate nearest rowids it answers.
+//! 300 MB of `f32`s read from the file per query), plus a sketch of each in [`SKETCH_DIMS`] bytes
+//! (a count sketch: each dimension added, with a fixed sign, into one of 128 buckets, which keeps
+//! dot products in expectation); and the approximate nearest rowids it answers: the sketches pick
+//! the [`SHORTLIST`] most promising vectors, whose full codes decide.
 //!
 //! Guarantees: the copy follows the file — before each search the rows added since the last one
 //! (by any process) are read, and the copy is rebuilt when the file shrank or the model changed;
@@ -45,6 +48,35 @@ struct Loaded {
     codes: Vec<i8>,
     /// The Euclidean norm of each vector's codes.
     norms: Vec<f32>,
+    /// [`SKETCH_DIMS`] codes per vector: the quantized count sketch.
+    sketches: Vec<i8>,
+    /// The Euclidean norm of each sketch.
+    sketch_norms: Vec<f32>,
+}
+
+/// Bytes of a vector's sketch.
+const SKETCH_DIMS: usize = 128;
+/// How many vectors, at least, the sketches shortlist for a full comparison.
+const SHORTLIST: usize = 2_000;
+
+/// The count sketch of `vector`: dimension `i` added with sign `sign(i)` into bucket `bucket(i)`.
+fn sketch(vector: &[f32]) -> Vec<f32> {
+    let mut out = vec![0.0f32; SKETCH_DIMS];
+    for (i, x) in vector.iter().enumerate() {
+        let h = (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let sign = if h >> 63 == 0 { 1.0 } else { -1.0 };
+        out[((h >> 32) as usize) % SKETCH_DIMS] += sign * x;
+    }
+    out
+}
+
+/// Similarity of two code vectors by their dot product and norms (`-1` for a zero vector).
+fn similarity(a: &[i8], a_norm: f32, b: &[i8], b_norm: f32) -> f32 {
+    if a_norm == 0.0 || b_norm == 0.0 {
+        -1.0
+    } else {
+        dot(a, b) as f32 / (a_norm * b_norm)
+    }
 }
 
 impl Loaded {
@@ -56,6 +88,8 @@ impl Loaded {
             rowids: Vec::new(),
             codes: Vec::new(),
             norms: Vec::new(),
+            sketches: Vec::new(),
+            sketch_norms: Vec::new(),
         }
     }
 
@@ -79,9 +113,12 @@ impl Loaded {
                 continue;
             }
             let (codes, norm) = quantize(&vector);
+            let (sketch, sketch_norm) = quantize(&sketch(&vector));
             self.rowids.push(rowid);
             self.codes.extend(codes);
             self.norms.push(norm);
+            self.sketches.extend(sketch);
+            self.sketch_norms.push(sketch_norm);
         }
         self.last_rowid = max_rowid;
         Ok(())
@@ -92,31 +129,47 @@ impl Loaded {
         if query.len() != self.dims || self.rowids.is_empty() {
             return Vec::new();
         }
-        let (query, query_norm) = quantize(query);
+        let (query_codes, query_norm) = quantize(query);
+        let (query_sketch, query_sketch_norm) = quantize(&sketch(query));
         if query_norm == 0.0 {
             return Vec::new();
         }
-        let mut scored: Vec<(f32, i64)> = self
-            .codes
-            .chunks_exact(self.dims)
-            .zip(&self.norms)
-            .zip(&self.rowids)
-            .map(|((codes, norm), rowid)| {
-                let similarity = if *norm == 0.0 {
-                    -1.0
-                } else {
-                    dot(&query, codes) as f32 / (norm * query_norm)
-                };
-                (similarity, *rowid)
+        // The shortlist, by sketch.
+        let mut shortlist: Vec<(f32, usize)> = self
+            .sketches
+            .chunks_exact(SKETCH_DIMS)
+            .zip(&self.sketch_norms)
+            .enumerate()
+            .map(|(i, (codes, norm))| {
+                (
+                    similarity(&query_sketch, query_sketch_norm, codes, *norm),
+                    i,
+                )
             })
             .collect();
-        let k = k.min(scored.len());
-        if k < scored.len() {
-            scored.select_nth_unstable_by(k, |a, b| b.0.total_cmp(&a.0));
-            scored.truncate(k);
-        }
+        keep_best(&mut shortlist, SHORTLIST.max(k * 20));
+        // The full comparison of the shortlist.
+        let mut scored: Vec<(f32, usize)> = shortlist
+            .into_iter()
+            .map(|(_, i)| {
+                let codes = &self.codes[i * self.dims..(i + 1) * self.dims];
+                (
+                    similarity(&query_codes, query_norm, codes, self.norms[i]),
+                    i,
+                )
+            })
+            .collect();
+        keep_best(&mut scored, k);
         scored.sort_by(|a, b| b.0.total_cmp(&a.0));
-        scored.into_iter().map(|(_, rowid)| rowid).collect()
+        scored.into_iter().map(|(_, i)| self.rowids[i]).collect()
+    }
+}
+
+/// Keeps the `k` highest-scored entries (in no particular order).
+fn keep_best(scored: &mut Vec<(f32, usize)>, k: usize) {
+    if k < scored.len() {
+        scored.select_nth_unstable_by(k, |a, b| b.0.total_cmp(&a.0));
+        scored.truncate(k);
     }
 }
 
@@ -176,12 +229,12 @@ impl VectorIndex {
             .filter(|l| l.model == model && l.last_rowid <= max_rowid);
         let stale = current.is_none_or(|l| l.last_rowid < max_rowid);
         if stale {
-            let mut next = match current {
-                Some(loaded) => Loaded::clone(loaded),
-                None => Loaded::empty(model),
-            };
-            next.extend(conn, max_rowid)?;
-            *slot = Some(Arc::new(next));
+            if current.is_none() {
+                *slot = Some(Arc::new(Loaded::empty(model)));
+            }
+            let loaded = slot.as_mut().expect("set above");
+            // In place unless a search still holds the old snapshot (then a copy).
+            Arc::make_mut(loaded).extend(conn, max_rowid)?;
         }
         Ok(Arc::clone(slot.as_ref().expect("set above")))
     }
@@ -191,6 +244,12 @@ impl VectorIndex {
 mod tests {
     use super::*;
     use crate::db::Db;
+
+    /// Values in `[-1, 1]` from the test PRNG.
+    fn uniform(seed: u64) -> impl FnMut() -> f32 {
+        let mut rng = clawboo_tests::Rng::new(seed);
+        move || rng.below(2001) as f32 / 1000.0 - 1.0
+    }
 
     fn store(vectors: &[(&str, Vec<f32>)]) -> Db {
         let db = Db::open_in_memory().unwrap();
@@ -209,8 +268,7 @@ mod tests {
 
     #[test]
     fn quantized_similarity_is_close_to_cosine() {
-        let mut rng = clawboo_tests::Rng::new(0x9E37_79B9);
-        let mut next = move || rng.below(2001) as f32 / 1000.0 - 1.0;
+        let mut next = uniform(0x9E37_79B9);
         for _ in 0..200 {
             let a: Vec<f32> = (0..768).map(|_| next()).collect();
             let b: Vec<f32> = a.iter().map(|x| x * 0.5 + next() * 0.5).collect();
@@ -221,6 +279,31 @@ mod tests {
             assert!((approx - exact).abs() < 0.01, "{approx} vs {exact}");
         }
         assert_eq!(quantize(&[0.0, 0.0]).1, 0.0);
+    }
+
+    #[test]
+    fn the_sketch_shortlist_keeps_the_true_nearest_among_many() {
+        let mut next = uniform(0x2545_F491);
+        let mut loaded = Loaded::empty("m");
+        loaded.dims = 768;
+        let target: Vec<f32> = (0..768).map(|_| next()).collect();
+        let count = 5 * SHORTLIST;
+        for i in 0..count {
+            let vector: Vec<f32> = if i == count / 3 {
+                target.clone()
+            } else {
+                (0..768).map(|_| next()).collect()
+            };
+            let (codes, norm) = quantize(&vector);
+            let (sketch, sketch_norm) = quantize(&sketch(&vector));
+            loaded.rowids.push(i as i64);
+            loaded.codes.extend(codes);
+            loaded.norms.push(norm);
+            loaded.sketches.extend(sketch);
+            loaded.sketch_norms.push(sketch_norm);
+        }
+        let query: Vec<f32> = target.iter().map(|x| x + next() * 0.3).collect();
+        assert_eq!(loaded.nearest(&query, 3)[0], (count / 3) as i64);
     }
 
     #[test]
