@@ -1,6 +1,8 @@
 //! The HTTP rows of `cargo xtask bench`: `get_task` calls per second with 16 concurrent Streamable
 //! HTTP sessions against the host (`clawboo-mcp-tasks serve`), and the same workload over stdio
-//! (16 concurrent processes on one database) for comparison.
+//! (16 concurrent processes on one database) for comparison. Sessions and processes are opened
+//! before the clock starts; the HTTP client opens one connection per request (`Connection:
+//! close`), as a simple client would, so the figure includes a TCP connect per call.
 //!
 //! Owns: those two workloads. Must never: reach beyond loopback.
 
@@ -25,12 +27,16 @@ pub fn http_rate(calls: usize) -> anyhow::Result<Option<f64>> {
         .call("create_task", json!({ "title": "bench" }))
         .json();
     let args = json!({ "taskId": task["id"] });
+    let sessions: Vec<_> = (0..SESSIONS)
+        .map(|_| host.session("/api/mcp/tasks"))
+        .collect();
     let started = Instant::now();
     let failures: usize = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..SESSIONS)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut session = host.session("/api/mcp/tasks");
+        let workers: Vec<_> = sessions
+            .into_iter()
+            .map(|mut session| {
+                let args = &args;
+                scope.spawn(move || {
                     (0..calls)
                         .filter(|_| session.call("get_task", args.clone()).is_error)
                         .count()
