@@ -264,7 +264,15 @@ pub fn raw_request(
         body.len()
     ));
     stream.write_all(head.as_bytes()).expect("write the head");
-    stream.write_all(body).expect("write the body");
+    // A host may answer (413) and close before the whole body is sent; like any client, stop
+    // sending then and read what it answered.
+    if let Err(e) = stream.write_all(body) {
+        let refused = matches!(
+            e.kind(),
+            std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::ConnectionReset
+        );
+        assert!(refused, "write the body: {e}");
+    }
     read_response(&mut stream)
 }
 

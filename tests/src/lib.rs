@@ -6,6 +6,7 @@
 //! Must never: depend on the server's internals; everything goes over the wire.
 
 pub mod browser;
+pub mod fixtures;
 pub mod http;
 pub mod loopback;
 pub mod reference;
@@ -235,9 +236,15 @@ impl Server {
 
     /// Writes one raw line to the server's stdin.
     pub fn send_line(&mut self, line: &str) {
+        let mut bytes = line.as_bytes().to_vec();
+        bytes.push(b'\n');
+        self.send_bytes(&bytes);
+    }
+
+    /// Writes raw bytes (any bytes, newlines only where given) to the server's stdin.
+    pub fn send_bytes(&mut self, bytes: &[u8]) {
         let stdin = self.stdin.as_mut().expect("stdin already closed");
-        stdin.write_all(line.as_bytes()).expect("write to server");
-        stdin.write_all(b"\n").expect("write to server");
+        stdin.write_all(bytes).expect("write to server");
         stdin.flush().expect("flush to server");
     }
 

@@ -14,11 +14,17 @@ fn attach_json(bin: &str, args: &[&str]) -> Value {
 
 /// `attach --json` run from the folder `cwd`.
 fn attach_json_in(bin: &str, args: &[&str], cwd: &Path) -> Value {
+    let mut with_json = args.to_vec();
+    with_json.push("--json");
+    serde_json::from_str(&attach_ok(bin, &with_json, cwd)).expect("attach --json prints JSON")
+}
+
+/// The stdout of a successful `attach` run from the folder `cwd`.
+fn attach_ok(bin: &str, args: &[&str], cwd: &Path) -> String {
     let out = Command::new(bin_path(bin))
         .current_dir(cwd)
         .arg("attach")
         .args(args)
-        .args(["--json"])
         .output()
         .expect("run attach");
     assert!(
@@ -26,7 +32,7 @@ fn attach_json_in(bin: &str, args: &[&str], cwd: &Path) -> Value {
         "{bin} attach failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).expect("attach --json prints JSON")
+    String::from_utf8(out.stdout).expect("UTF-8")
 }
 
 #[test]
@@ -202,18 +208,7 @@ fn attach_without_a_runtime_or_with_an_unknown_one_is_a_usage_error() {
 
 /// The plain (not `--json`) output of `attach`.
 fn attach_text(bin: &str, args: &[&str]) -> String {
-    let out = Command::new(bin_path(bin))
-        .arg("attach")
-        .args(args)
-        .output()
-        .expect("run attach");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("UTF-8")
+    attach_ok(bin, args, &std::env::temp_dir())
 }
 
 /// The words a POSIX shell makes of `command`, found by running it with the program replaced by a

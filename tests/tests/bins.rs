@@ -371,3 +371,46 @@ fn tool_descriptions_agree_with_their_schemas() {
     }
     assert!(checked >= 4, "the walk found the ranged fields ({checked})");
 }
+
+#[test]
+fn operator_errors_follow_the_bins_style_with_and_without_json() {
+    let dir = TempDir::new("bins-operator");
+    let folder = dir.path().join("a-folder.db");
+    std::fs::create_dir(&folder).unwrap();
+    let bin = "clawboo-mcp-tools";
+
+    let out = run(bin, &["approvals", "--json"], &folder);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(text(&out.stderr), "", "nothing but JSON under --json");
+    let error: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    assert!(
+        error["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("is a directory")),
+        "{error}"
+    );
+
+    let db = dir.db_path();
+    let plain = run(bin, &["enable", "nosuchtool"], &db);
+    assert_eq!(plain.status.code(), Some(1));
+    let err = text(&plain.stderr);
+    assert!(err.starts_with(&format!("{bin}: no tool named")), "{err:?}");
+    assert_eq!(err.lines().count(), 1, "{err:?}");
+    let as_json = run(bin, &["enable", "nosuchtool", "--json"], &db);
+    assert_eq!(as_json.status.code(), Some(1));
+    let error: Value = serde_json::from_slice(&as_json.stdout).expect("JSON on stdout");
+    assert!(
+        error["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("nosuchtool"))
+    );
+
+    let usage = run(bin, &["approve", "--json"], &db);
+    assert_eq!(usage.status.code(), Some(2));
+    let error: Value = serde_json::from_slice(&usage.stdout).expect("JSON on stdout");
+    assert!(
+        error["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("exactly one"))
+    );
+}

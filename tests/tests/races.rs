@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Barrier};
 use std::thread;
 
+use clawboo_tests::fixtures::hundred_todo_tasks;
 use clawboo_tests::{Rng, Server, TempDir, integrity_check};
 use serde_json::{Value, json};
 
@@ -38,32 +39,6 @@ fn in_parallel<T: Send + 'static>(
         .enumerate()
         .map(|(p, w)| w.join().unwrap_or_else(|_| panic!("process {p} failed")))
         .collect()
-}
-
-/// 100 claimable tasks: four roots and 24 children under each (the root-rate cap allows 30 roots).
-fn hundred_todo_tasks(db: &Path) -> Vec<String> {
-    let mut server = Server::spawn(BIN, db, &[]);
-    let mut ids = Vec::new();
-    for r in 0..4 {
-        let root = server.ok_json("create_task", json!({"title": format!("root {r}")}));
-        let root_id = root["id"].as_str().unwrap().to_owned();
-        ids.push(root_id.clone());
-        let calls: Vec<(&str, Value)> = (0..24)
-            .map(|c| {
-                (
-                    "create_subtask",
-                    json!({"parentTaskId": root_id, "title": format!("task {r}.{c}")}),
-                )
-            })
-            .collect();
-        for reply in server.call_pipelined(&calls) {
-            assert!(!reply.is_error, "{}", reply.text());
-            ids.push(reply.json()["id"].as_str().unwrap().to_owned());
-        }
-    }
-    assert_eq!(server.close().code(), Some(0));
-    assert_eq!(ids.len(), 100);
-    ids
 }
 
 #[test]

@@ -549,7 +549,7 @@ fn operator_commands_explain_failures_and_change_nothing_twice() {
     assert_eq!(unknown.code, 1);
     assert_eq!(
         unknown.err,
-        "no approval with id \"no-such-id\"; `approvals` lists the pending ones\n"
+        "clawboo-mcp-tools: no approval with id \"no-such-id\"; `approvals` lists the pending ones\n"
     );
     let unknown_json = operator(&db, &["deny", "no-such-id", "--json"]);
     assert_eq!(unknown_json.code, 1);
@@ -570,7 +570,7 @@ fn operator_commands_explain_failures_and_change_nothing_twice() {
     assert_eq!((second.code, second.out.as_str()), (1, ""));
     assert!(
         second.err.starts_with(&format!(
-            "approval {id} (delete_path) was already resolved as deny at "
+            "clawboo-mcp-tools: approval {id} (delete_path) was already resolved as deny at "
         )) && second.err.ends_with("; allow_once not applied\n"),
         "{}",
         second.err

@@ -4,7 +4,8 @@
 //! `tools/list` answered) per server; round trips per second of `get_task` and `memory_search` on
 //! one connection; claims per second with 8 processes racing over 1000 tasks (and the proof that
 //! each task was won exactly once); `memory_search` latency with 10k and 100k facts; peak RSS per
-//! server after a burst of its typical calls. Prints a table and writes `target/bench/bench.json`.
+//! server after a burst of its typical calls; the scrubber's throughput ([`crate::bench_scrub`]).
+//! Prints a table and writes `target/bench/bench.json`.
 //!
 //! `--vs 'COMMAND'` (repeatable) runs a comparison stdio MCP server (e.g. the reference's bin) in the
 //! same invocation, alternating runs with ours, on the same database files, for every benchmark
@@ -208,6 +209,17 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
             name,
             unit,
             ours,
+            vs,
+        });
+    }
+
+    // The scrubber runs in-process, so comparison servers have no figure for it.
+    for (name, unit, value) in crate::bench_scrub::rows(quick)? {
+        let vs = vec![None; subjects.len() - 1];
+        rows.push(Row {
+            name,
+            unit,
+            ours: Some(value),
             vs,
         });
     }

@@ -159,7 +159,7 @@ fn archive_files(bins: &Path, target: &str) -> anyhow::Result<Vec<ArchiveFile>> 
 }
 
 /// The sections of the source README that only make sense in a clone of the repository.
-const SOURCE_ONLY_SECTIONS: [&str; 2] = ["Automation", "Layout"];
+const SOURCE_ONLY_SECTIONS: [&str; 3] = ["Automation", "Release archive", "Layout"];
 
 /// The archive's README: how to install from the download, then the source README's sections
 /// about using the bins. Its first screen (title, build commands) and the sections about the source
@@ -603,6 +603,22 @@ mod tests {
         assert!(readme.contains("statically linked"), "{readme}");
         for gone in ["Rust installed", "ARCHITECTURE.md", "cargo xtask"] {
             assert!(!readme.contains(gone), "{gone} in {readme}");
+        }
+    }
+
+    #[test]
+    fn the_real_readme_becomes_an_archive_readme_without_dangling_links() {
+        let source = fs::read_to_string(workspace_root().join("README.md")).unwrap();
+        let readme = archive_readme(&source, "x86_64-unknown-linux-gnu");
+        assert!(readme.starts_with("# clawboo-mcp "), "{readme}");
+        assert!(readme.contains("## Use it with"), "{readme}");
+        for gone in [
+            "](ARCHITECTURE.md)",
+            "](#release-archive)",
+            "Rust installed",
+            "## Layout",
+        ] {
+            assert!(!readme.contains(gone), "{gone} in the archive README");
         }
     }
 

@@ -7,6 +7,7 @@
 mod bench;
 mod bench_clawbrain;
 mod bench_http;
+mod bench_scrub;
 mod dist;
 mod probe;
 
@@ -23,7 +24,7 @@ verbs:
              and start (in an empty chroot as root), and that packing again gives the same bytes
     bench    whole-process benchmarks over stdio with the release bins (cold start, round
              trips, 16 sessions over HTTP vs 16 stdio processes, an 8-process claim race,
-             memory search at 10k/100k facts, peak RSS);
+             memory search at 10k/100k facts, peak RSS, scrubber MB/s);
              --quick for a smoke run, --vs 'COMMAND' to compare another stdio server
 ";
 
@@ -52,6 +53,7 @@ fn main() -> ExitCode {
         Some("probe") => probe::run(&args[1..]),
         Some("dist") => dist::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
+        Some("bench-scrub") => bench_scrub::run(&args[1..]),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;

@@ -274,9 +274,10 @@ fn async_runtime(
 /// Opens the database named by the environment, or explains in one line why it cannot. Logs, at
 /// `info`, the file it opened. Its clock is the system's, except in a debug build given
 /// `CLAWBOO_TEST_CLOCK_MS` ([`Clock::from_env`]).
-pub fn open_db(info: &BinInfo) -> Result<Db, ExitCode> {
+/// Under `json` the failure is `{"error":…}` on stdout ([`fail`]).
+pub fn open_db(info: &BinInfo, json: bool) -> Result<Db, ExitCode> {
     let opened = default_db_path().and_then(|path| Db::open(&path).map(|db| (db, path)));
-    let (db, path) = opened.map_err(|e| open_failure(info.bin, false, &e))?;
+    let (db, path) = opened.map_err(|e| open_failure(info.bin, json, &e))?;
     let shown = std::path::absolute(&path).unwrap_or(path);
     let source = if env_value(DB_PATH_ENV).is_some() {
         format!("from {DB_PATH_ENV}")
@@ -366,7 +367,7 @@ where
     if let Some(code) = handle_flags_with(info, commands_usage, &args) {
         return code;
     }
-    match open_db(info) {
+    match open_db(info, false) {
         Ok(db) => serve_from_env(info, db),
         Err(code) => code,
     }

@@ -24,7 +24,7 @@ use std::process::ExitCode;
 use serde::Serialize;
 use serde_json::json;
 
-use super::{BinInfo, open_db};
+use super::{BinInfo, EXIT_USAGE, open_db};
 use crate::broker::approvals::{ApprovalRow, Resolution, ResolveError, Resolved, Status};
 use crate::broker::audit;
 use crate::broker::availability::AvailabilityContext;
@@ -210,23 +210,42 @@ fn parse_command(name: &str, rest: &[String]) -> Result<Invocation, String> {
 
 /// Runs `args` if it is an operator command: opens the database named by the environment, runs
 /// the command, prints its report and returns its exit code. `None` when `args` is not one.
+///
+/// Errors follow the bins' one style: `{"error":…}` on stdout under `--json`, else one line on
+/// stderr prefixed with the bin's name; exit 2 for usage, 1 for failure.
 pub fn dispatch(info: &BinInfo, args: &[String]) -> Option<ExitCode> {
     let bin = info.bin;
+    let json = args.iter().any(|a| a == "--json");
     let invocation = match parse(args)? {
         Ok(invocation) => invocation,
         Err(message) => {
-            eprintln!("{bin}: {message}; run `{bin} --help` for usage");
-            return Some(ExitCode::from(2));
+            let report = failure(json, &format!("{message}; run `{bin} --help` for usage"));
+            return Some(emit(
+                bin,
+                Report {
+                    code: EXIT_USAGE,
+                    ..report
+                },
+            ));
         }
     };
-    let db = match open_db(info) {
+    let db = match open_db(info, json) {
         Ok(db) => db,
         Err(code) => return Some(code),
     };
-    let report = run(&db, &AvailabilityContext::process(), &invocation);
+    Some(emit(
+        bin,
+        run(&db, &AvailabilityContext::process(), &invocation),
+    ))
+}
+
+/// Prints `report` (its stderr lines prefixed with `bin`) and returns its exit code.
+fn emit(bin: &str, report: Report) -> ExitCode {
     print!("{}", report.out);
-    eprint!("{}", report.err);
-    Some(ExitCode::from(report.code))
+    for line in report.err.lines() {
+        eprintln!("{bin}: {line}");
+    }
+    ExitCode::from(report.code)
 }
 
 /// Runs one command against `db`, with availability judged in `env`.

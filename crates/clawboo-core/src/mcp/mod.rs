@@ -13,6 +13,7 @@
 //!
 //! Must never: know any domain. Servers declare their tools here; repositories never see MCP.
 
+mod frame;
 pub mod http;
 mod schema;
 pub mod stdio;

@@ -1,28 +1,45 @@
 //! Serving a [`Server`] over stdio: newline-delimited JSON-RPC on stdin/stdout.
 //!
-//! Owns: the pumps between the process's standard streams and rmcp, and shutdown.
-//! Guarantees: stdout carries only JSON-RPC messages, one per line, never interleaved; a line that
-//! is not JSON gets a JSON-RPC parse error (`-32700`, id `null`) and a `tools/call` whose params
-//! lack a tool name or carry non-object arguments gets invalid params (`-32602`, where rmcp would
-//! answer "method not found"), and the session goes on; the
-//! server returns cleanly on stdin EOF and on SIGTERM, after in-flight handlers have finished their
-//! database work (each handler's writes are transactions, so none is left half-done).
+//! Owns: the stdio transport handed to rmcp, and shutdown. Three parties, each with one job:
+//! a reader thread reads stdin in bounded lines ([`frame::LineReader`]) and parses each line once,
+//! straight into rmcp's message type ([`frame::classify`]), answering what it must answer itself;
+//! rmcp serves the parsed messages through [`StdioTransport`], which serializes each outgoing
+//! message into one buffer ending in `\n`; a writer thread owns stdout and writes whatever is ready
+//! in one `write` (a batch of whole lines). No byte of protocol goes through a pipe twice.
+//!
+//! Guarantees: stdout carries only JSON-RPC messages, one per line, never interleaved (one writer);
+//! a line that is not JSON gets `-32700` (id `null`), JSON that is no JSON-RPC message gets
+//! `-32600`, a `tools/call` whose params lack a tool name or carry non-object arguments gets
+//! `-32602`, a line over [`MAX_LINE_BYTES`] gets `-32600` naming the limit (read and dropped as
+//! it arrives, never buffered whole), and the session goes on; a notification, response or error
+//! that arrives before the session has started (an early `notifications/initialized`) is ignored
+//! rather than ending the session, so the `initialize` that follows is answered; the server returns
+//! cleanly on stdin EOF and on SIGTERM, after in-flight handlers have finished their database work
+//! (each handler's writes are transactions, so none is left half-done) and after every answer
+//! already produced has been written.
 //!
 //! Must never: write anything but protocol messages to stdout.
 
+use std::io::{Read, Write};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use rmcp::ServiceExt;
-use tokio::io::{AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::Mutex;
+use rmcp::model::{ClientRequest, JsonRpcMessage, ServerResult};
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use rmcp::{RoleServer, ServiceExt};
+use tokio::sync::{mpsc, oneshot};
 
 use super::Server;
+use super::frame::{self, Frame, Inbound, LineReader};
 use crate::log;
+
+pub use super::frame::MAX_LINE_BYTES;
 
 /// Errors that end a stdio session abnormally.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
-    /// The MCP session could not be set up (for example, the first message was not `initialize`).
+    /// The MCP session could not be set up (for example, the `initialize` request was refused).
     #[error("MCP session could not start: {0}")]
     Start(String),
     /// Reading stdin or writing stdout failed.
@@ -30,144 +47,113 @@ pub enum ServeError {
     Io(#[from] std::io::Error),
 }
 
-type SharedOut = Arc<Mutex<Box<dyn AsyncWrite + Send + Unpin>>>;
+/// Parsed messages waiting for rmcp; a full queue stops the reader (back-pressure on stdin).
+const INBOUND_QUEUE: usize = 64;
+/// Serialized lines waiting for the writer; a full queue stops the senders (back-pressure).
+const OUTBOUND_QUEUE: usize = 1024;
+/// The most bytes the writer gathers into one `write`.
+const BATCH_BYTES: usize = 1 << 20;
 
-async fn write_line(out: &SharedOut, line: &[u8]) -> std::io::Result<()> {
-    let mut out = out.lock().await;
-    out.write_all(line).await?;
-    out.write_all(b"\n").await?;
-    out.flush().await
+/// What the writer thread is given.
+enum Out {
+    /// One JSON-RPC message, ending in `\n`.
+    Line(Vec<u8>),
+    /// Write what came before, then stop.
+    Close,
 }
 
-/// The JSON-RPC answer to a line that is not JSON.
-fn parse_error_line(detail: &serde_json::Error) -> Vec<u8> {
-    serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": null,
-        "error": { "code": -32700, "message": format!("Parse error: {detail}") }
-    })
-    .to_string()
-    .into_bytes()
+/// The transport rmcp serves on: parsed messages in, serialized lines out.
+struct StdioTransport {
+    incoming: mpsc::Receiver<RxJsonRpcMessage<RoleServer>>,
+    out: mpsc::Sender<Out>,
+    started: Arc<AtomicBool>,
 }
 
-/// The JSON-RPC answer to a `tools/call` request whose params do not have its shape (`name` a
-/// string, `arguments` an object if present), or `None` when the message is anything else.
-fn invalid_call_params(message: &serde_json::Value) -> Option<Vec<u8>> {
-    use serde_json::Value;
-    if message.get("method")?.as_str()? != "tools/call" {
-        return None;
+impl Transport<RoleServer> for StdioTransport {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        if let JsonRpcMessage::Response(response) = &item
+            && !matches!(
+                response.result,
+                ServerResult::EmptyResult(_) | ServerResult::DiscoverResult(_)
+            )
+        {
+            // A real answer before `initialize` means rmcp started a session without one.
+            self.started.store(true, Ordering::Relaxed);
+        }
+        let line = serde_json::to_vec(&item).map(|mut line| {
+            line.push(b'\n');
+            line
+        });
+        let out = self.out.clone();
+        async move {
+            let line = line.map_err(std::io::Error::other)?;
+            out.send(Out::Line(line)).await.map_err(|_| {
+                std::io::Error::new(std::io::ErrorKind::BrokenPipe, "stdout is closed")
+            })
+        }
     }
-    let id = message.get("id")?;
-    let problem = match message.get("params") {
-        Some(Value::Object(params)) => match (params.get("name"), params.get("arguments")) {
-            (Some(Value::String(_)), None | Some(Value::Object(_) | Value::Null)) => return None,
-            (Some(Value::String(_)), Some(_)) => "arguments must be an object",
-            _ => "name must be a string naming the tool to call",
-        },
-        _ => "params must be an object with the tool's name",
-    };
-    let answer = serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": id,
-        "error": { "code": -32602, "message": format!("Invalid params: {problem}") }
-    });
-    Some(answer.to_string().into_bytes())
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        self.incoming.recv().await
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.incoming.close();
+        Ok(())
+    }
 }
 
 /// Serves `server` on this process's stdin and stdout until stdin closes or SIGTERM arrives.
-///
-/// Stdin is read on a plain thread of its own: a read that never returns cannot then hold up the
-/// runtime's shutdown.
 pub async fn serve<S: Send + Sync + 'static>(server: Server<S>) -> Result<(), ServeError> {
-    let (lines_tx, lines_rx) = tokio::sync::mpsc::channel::<Vec<u8>>(64);
-    std::thread::Builder::new()
-        .name("stdin-reader".into())
-        .spawn(move || {
-            let mut stdin = std::io::stdin().lock();
-            loop {
-                let mut line = Vec::new();
-                match std::io::BufRead::read_until(&mut stdin, b'\n', &mut line) {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {
-                        if lines_tx.blocking_send(line).is_err() {
-                            break;
-                        }
-                    }
-                }
-            }
-        })?;
-    serve_lines(server, lines_rx, tokio::io::stdout()).await
+    log::route_tracing();
+    serve_streams(server, std::io::stdin(), std::io::stdout(), MAX_LINE_BYTES).await
 }
 
-/// Serves `server` on incoming lines and an output stream. The session ends when the line channel
-/// closes (stdin EOF), or on SIGTERM.
-pub async fn serve_lines<S, W>(
+/// Serves `server` on `input` and `output` with a line limit of `max_line` bytes. The session ends
+/// when `input` ends, or on SIGTERM.
+///
+/// `input` is read on a plain thread of its own (a read that never returns cannot then hold up the
+/// runtime's shutdown), and `output` is written on another.
+pub async fn serve_streams<S, R, W>(
     server: Server<S>,
-    mut input: tokio::sync::mpsc::Receiver<Vec<u8>>,
+    input: R,
     output: W,
+    max_line: usize,
 ) -> Result<(), ServeError>
 where
     S: Send + Sync + 'static,
-    W: AsyncWrite + Send + Unpin + 'static,
+    R: Read + Send + 'static,
+    W: Write + Send + 'static,
 {
-    let out: SharedOut = Arc::new(Mutex::new(Box::new(output)));
-    let (rmcp_side, pump_side) = tokio::io::duplex(1 << 16);
-    let (rmcp_read, rmcp_write) = tokio::io::split(rmcp_side);
-    let (pump_read, mut pump_write) = tokio::io::split(pump_side);
+    let (in_tx, in_rx) = mpsc::channel(INBOUND_QUEUE);
+    let (out_tx, out_rx) = mpsc::channel(OUTBOUND_QUEUE);
+    let (written_tx, written_rx) = oneshot::channel();
+    let started = Arc::new(AtomicBool::new(false));
+    std::thread::Builder::new()
+        .name("stdout-writer".into())
+        .spawn(move || {
+            write_loop(out_rx, output);
+            let _ = written_tx.send(());
+        })?;
+    let reader_out = out_tx.clone();
+    let reader_started = Arc::clone(&started);
+    std::thread::Builder::new()
+        .name("stdin-reader".into())
+        .spawn(move || read_loop(input, max_line, &in_tx, &reader_out, &reader_started))?;
 
-    let inbound_out = Arc::clone(&out);
-    let inbound = tokio::spawn(async move {
-        while let Some(line) = input.recv().await {
-            let text = line.trim_ascii();
-            if text.is_empty() {
-                continue;
-            }
-            let refusal = match serde_json::from_slice::<serde_json::Value>(text) {
-                Ok(message) => invalid_call_params(&message),
-                Err(e) => {
-                    log::debug(&format!("unparsable input line: {e}"));
-                    Some(parse_error_line(&e))
-                }
-            };
-            if let Some(refusal) = refusal {
-                if write_line(&inbound_out, &refusal).await.is_err() {
-                    break;
-                }
-                continue;
-            }
-            let forwarded = async {
-                pump_write.write_all(text).await?;
-                pump_write.write_all(b"\n").await
-            };
-            if forwarded.await.is_err() {
-                break;
-            }
-        }
-        let _ = pump_write.shutdown().await;
-    });
-
-    let outbound_out = Arc::clone(&out);
-    let outbound = tokio::spawn(async move {
-        let mut lines = BufReader::new(pump_read);
-        let mut line = Vec::new();
-        loop {
-            line.clear();
-            match lines.read_until(b'\n', &mut line).await {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {}
-            }
-            if write_line(&outbound_out, line.trim_ascii_end())
-                .await
-                .is_err()
-            {
-                break;
-            }
-        }
-    });
-
+    let transport = StdioTransport {
+        incoming: in_rx,
+        out: out_tx.clone(),
+        started,
+    };
     let name = server.name();
     let session = async {
-        match server.serve((rmcp_read, rmcp_write)).await {
+        match server.serve(transport).await {
             Ok(running) => {
                 let _ = running.waiting().await;
                 Ok(())
@@ -186,10 +172,89 @@ where
             Ok(())
         }
     };
-    inbound.abort();
-    let _ = outbound.await;
+    if out_tx.send(Out::Close).await.is_ok() {
+        let _ = written_rx.await;
+    }
     log::info(&format!("{name}: stdio session ended"));
     result
+}
+
+/// The reader thread: bounded lines in, parsed messages to rmcp, its own answers to the writer.
+fn read_loop<R: Read>(
+    input: R,
+    max_line: usize,
+    incoming: &mpsc::Sender<RxJsonRpcMessage<RoleServer>>,
+    out: &mpsc::Sender<Out>,
+    started: &AtomicBool,
+) {
+    let mut lines = LineReader::new(input, max_line);
+    loop {
+        let inbound = match lines.next_frame() {
+            Ok(Some(Frame::Line(line))) => frame::classify(line),
+            Ok(Some(Frame::Oversized { head })) => {
+                log::warn(&format!(
+                    "dropped an input line longer than {max_line} bytes; answered with an error"
+                ));
+                Inbound::Reply(frame::oversized_reply(head, max_line))
+            }
+            Ok(None) => break,
+            Err(e) => {
+                log::error(&format!("reading stdin failed: {e}"));
+                break;
+            }
+        };
+        let sent = match inbound {
+            Inbound::Message(message) => {
+                if !started.load(Ordering::Relaxed) {
+                    match &*message {
+                        JsonRpcMessage::Request(r)
+                            if matches!(r.request, ClientRequest::InitializeRequest(_)) =>
+                        {
+                            started.store(true, Ordering::Relaxed);
+                        }
+                        JsonRpcMessage::Request(_) => {}
+                        _ => {
+                            log::debug("ignored a message that is not a request before initialize");
+                            continue;
+                        }
+                    }
+                }
+                incoming.blocking_send(*message).is_ok()
+            }
+            Inbound::Reply(mut line) => {
+                line.push(b'\n');
+                out.blocking_send(Out::Line(line)).is_ok()
+            }
+            Inbound::Ignore => true,
+        };
+        if !sent {
+            break;
+        }
+    }
+}
+
+/// The writer thread: every line that is ready goes out in one `write`, then a flush.
+fn write_loop<W: Write>(mut lines: mpsc::Receiver<Out>, mut output: W) {
+    while let Some(Out::Line(mut batch)) = lines.blocking_recv() {
+        let mut closing = false;
+        while batch.len() < BATCH_BYTES {
+            match lines.try_recv() {
+                Ok(Out::Line(line)) => batch.extend_from_slice(&line),
+                Ok(Out::Close) => {
+                    closing = true;
+                    break;
+                }
+                Err(_) => break,
+            }
+        }
+        if let Err(e) = output.write_all(&batch).and_then(|()| output.flush()) {
+            log::warn(&format!("writing stdout failed: {e}"));
+            return;
+        }
+        if closing {
+            return;
+        }
+    }
 }
 
 #[cfg(unix)]
@@ -206,55 +271,4 @@ async fn terminate_signal() {
 #[cfg(not(unix))]
 async fn terminate_signal() {
     let _ = tokio::signal::ctrl_c().await;
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::{Value, json};
-
-    fn answer(message: Value) -> Option<Value> {
-        invalid_call_params(&message).map(|line| serde_json::from_slice(&line).unwrap())
-    }
-
-    #[test]
-    fn a_tools_call_without_the_call_shape_is_invalid_params_naming_the_problem() {
-        for (params, problem) in [
-            (json!({"name": "x", "arguments": "str"}), "arguments"),
-            (json!({"name": "x", "arguments": [1]}), "arguments"),
-            (json!({"arguments": {}}), "name"),
-            (json!({"name": 7}), "name"),
-            (json!("params"), "params"),
-        ] {
-            let reply = answer(
-                json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": params}),
-            )
-            .unwrap_or_else(|| panic!("{params} passed"));
-            assert_eq!(reply["error"]["code"], -32602);
-            assert_eq!(reply["id"], 9);
-            assert!(
-                reply["error"]["message"]
-                    .as_str()
-                    .unwrap()
-                    .contains(problem),
-                "{reply}"
-            );
-        }
-        let missing = answer(json!({"jsonrpc": "2.0", "id": "a", "method": "tools/call"})).unwrap();
-        assert_eq!(missing["id"], "a");
-    }
-
-    #[test]
-    fn well_formed_calls_and_other_messages_pass_through() {
-        for message in [
-            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x"}}),
-            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x", "arguments": {}}}),
-            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x", "arguments": null}}),
-            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": "odd"}),
-            json!({"jsonrpc": "2.0", "method": "tools/call", "params": 3}),
-            json!([1, 2]),
-        ] {
-            assert_eq!(answer(message.clone()), None, "{message}");
-        }
-    }
 }

@@ -46,8 +46,8 @@ pub enum EmbedError {
     },
 }
 
-/// An embedding service.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// An embedding service. Its `Debug` output never shows the API key.
+#[derive(Clone, PartialEq, Eq)]
 pub enum Provider {
     /// An Ollama server (`POST {base}/api/embed`).
     Ollama {
@@ -65,6 +65,39 @@ pub enum Provider {
         /// The API key (sent as a bearer token, never shown).
         key: String,
     },
+}
+
+/// What `Debug` shows in place of a key that is set.
+const KEY_SET: &str = "<set, not shown>";
+
+impl std::fmt::Debug for Provider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Provider::Ollama { base, model } => f
+                .debug_struct("Ollama")
+                .field("base", base)
+                .field("model", model)
+                .finish(),
+            Provider::OpenAi { base, model, .. } => f
+                .debug_struct("OpenAi")
+                .field("base", base)
+                .field("model", model)
+                .field("key", &KEY_SET)
+                .finish(),
+        }
+    }
+}
+
+impl std::fmt::Debug for EmbedConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmbedConfig")
+            .field("disabled", &self.disabled)
+            .field("ollama_base", &self.ollama_base)
+            .field("openai_key", &self.openai_key.as_ref().map(|_| KEY_SET))
+            .field("openai_base", &self.openai_base)
+            .field("model", &self.model)
+            .finish()
+    }
 }
 
 impl Provider {
@@ -131,8 +164,9 @@ fn as_vector(value: &Value) -> Option<Vec<f32>> {
         .collect()
 }
 
-/// Where providers are looked for, read from the environment by [`EmbedConfig::from_env`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Where providers are looked for, read from the environment by [`EmbedConfig::from_env`]. Its
+/// `Debug` output never shows the API key.
+#[derive(Clone, PartialEq, Eq)]
 pub struct EmbedConfig {
     /// `CLAWBOO_EMBEDDINGS=off` turns vectors off whatever else is set.
     pub disabled: bool,
@@ -314,6 +348,29 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
 mod tests {
     use super::*;
     use clawboo_tests::loopback::{self, closed_port};
+
+    #[test]
+    fn debug_output_never_shows_the_api_key() {
+        let key = format!("sk-proj-{}", "Zq7".repeat(16));
+        let provider = Provider::OpenAi {
+            base: "https://api.example.test/v1".into(),
+            model: "text-embedding-3-small".into(),
+            key: key.clone(),
+        };
+        let shown = format!(
+            "{provider:?} {:?}",
+            config("http://o", "http://a", Some(&key))
+        );
+        assert!(
+            !shown.contains(&key) && !shown.contains("Zq7Zq7"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("text-embedding-3-small") && shown.contains(KEY_SET),
+            "{shown}"
+        );
+        assert!(format!("{:?}", config("http://o", "http://a", None)).contains("openai_key: None"));
+    }
 
     fn config(ollama_base: &str, openai_base: &str, key: Option<&str>) -> EmbedConfig {
         EmbedConfig {

@@ -28,6 +28,7 @@ pub mod embed;
 mod inject;
 mod query;
 mod search;
+mod vectors;
 
 use rusqlite::{Connection, Row, params};
 use serde::Serialize;
@@ -372,12 +373,17 @@ pub struct NewFact<'a> {
 pub struct Memory {
     db: Db,
     embedder: Embedder,
+    vectors: vectors::VectorIndex,
 }
 
 impl Memory {
     /// The store over `db`, embedding with `embedder`'s provider (if any).
     pub fn new(db: Db, embedder: Embedder) -> Self {
-        Self { db, embedder }
+        Self {
+            db,
+            embedder,
+            vectors: vectors::VectorIndex::default(),
+        }
     }
 
     /// The embedding provider, if one is configured and reachable.
@@ -510,7 +516,16 @@ impl Memory {
         limit: u32,
         scope: &ReadScope,
     ) -> Result<SearchOutcome, MemoryError> {
-        search::run(&self.db, self.provider(), query, requested, limit, scope)
+        let provider = self.provider();
+        search::run(
+            &self.db,
+            &self.vectors,
+            provider,
+            query,
+            requested,
+            limit,
+            scope,
+        )
     }
 
     /// The `<auto-memory>` block for a task (its title and description): the best facts for it

@@ -623,13 +623,8 @@ fn every_reader_sees_exactly_what_the_scope_rule_allows() {
     let teams = [None, Some("team-a"), Some("team-b")];
     let agents = [None, Some("agent-1"), Some("agent-2")];
     let tenants = [None, Some("acme")];
-    let mut state: u64 = 0x5EED_CAFE;
-    let mut pick = |n: usize| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % n as u64) as usize
-    };
+    let mut rng = clawboo_tests::Rng::new(0x5EED_CAFE);
+    let mut pick = |n: usize| rng.below(n);
     let mut tagged = std::collections::HashMap::new();
     for i in 0..120 {
         let tag = (teams[pick(3)], agents[pick(3)], tenants[pick(2)]);

@@ -37,6 +37,7 @@ pub enum TasksError {
         /// `claim`, `release`, `status change`, `block` or `unblock`.
         action: &'static str,
         /// Why.
+        #[source]
         reason: BoardError,
     },
     /// Any other board refusal, with its own text.

@@ -1,0 +1,278 @@
+//! What a candidate secret value looks like: placeholders, references to a variable by name,
+//! public identifiers, and how random a string is. Every rule of the scrubber asks these questions
+//! the same way, so "`your-api-key-here` is not a secret" holds at every door.
+//!
+//! Guarantees: pure functions of their input, linear in its length, never panic. Must never: decide
+//! on its own that something is a secret (that is the rules' job); these only answer "is this a
+//! placeholder", "is this a reference", "is this random enough".
+
+use super::REDACTED;
+
+/// Whether `value` (quotes already removed) is a stand-in rather than a credential: empty or tiny,
+/// already masked, a template (`<YOUR_KEY>`, `${VAR}`, `{{ x }}`, `%VAR%`, `$(cmd)`), elided
+/// (`sk-...`, `***`, `xxxx`, `•••`), or a stock word (`your-api-key-here`, `changeme`, `example`).
+pub(crate) fn is_placeholder(value: &str) -> bool {
+    let v = value.trim();
+    if v.chars().count() < 3 || v.contains(REDACTED) {
+        return true;
+    }
+    let lower = v.to_ascii_lowercase();
+    if lower.contains("redacted") {
+        return true;
+    }
+    let b = v.as_bytes();
+    if (b[0] == b'<' && b[b.len() - 1] == b'>')
+        || (b[0] == b'[' && b[b.len() - 1] == b']')
+        || (b[0] == b'%' && b[b.len() - 1] == b'%')
+        || (b[0] == b'@' && b[b.len() - 1] == b'@')
+    {
+        return true;
+    }
+    const TEMPLATES: &[&str] = &["${", "{{", "$(", "#{", "%(", "<%", "…", "•"];
+    if TEMPLATES.iter().any(|t| v.contains(t)) || has_placeholder_marks(v) {
+        return true;
+    }
+    // A leading `$NAME` is a shell or template variable, `!Ref X` a YAML tag.
+    if (b[0] == b'$' || b[0] == b'!') && b.len() > 1 && (b[1].is_ascii_alphabetic() || b[1] == b'_')
+    {
+        return true;
+    }
+    if has_run_of(&lower, b'x', 4) || has_run_of(&lower, b'*', 3) || has_run_of(&lower, b'#', 4) {
+        return true;
+    }
+    const WORDS: &[&str] = &[
+        "your",
+        "here",
+        "example",
+        "placeholder",
+        "changeme",
+        "change_me",
+        "change-me",
+        "replace",
+        "insert",
+        "dummy",
+        "sample",
+        "todo",
+        "fixme",
+    ];
+    if WORDS.iter().any(|w| lower.contains(w)) {
+        return true;
+    }
+    const WHOLE: &[&str] = &[
+        "secret",
+        "password",
+        "passwd",
+        "pass",
+        "pwd",
+        "token",
+        "apikey",
+        "api_key",
+        "api-key",
+        "key",
+        "test",
+        "none",
+        "null",
+        "nil",
+        "undefined",
+        "empty",
+        "hidden",
+        "masked",
+        "foo",
+        "bar",
+        "baz",
+        "foobar",
+        "admin",
+        "root",
+        "user",
+        "username",
+        "default",
+    ];
+    if WHOLE.contains(&lower.as_str()) {
+        return true;
+    }
+    // The same character over and over (`000000`, `aaaaaaaa`) is a filler, not a secret.
+    let first = b[0];
+    b.len() >= 3 && b.iter().all(|&c| c == first)
+}
+
+/// The placeholder marks that can sit even inside a token-shaped string: `xxxx` runs, elisions,
+/// masks, and stock words (`your`, `here`, `example`, `placeholder`).
+pub(crate) fn has_placeholder_marks(token: &str) -> bool {
+    const MARKS: &[&str] = &[
+        "xxxx",
+        "...",
+        "***",
+        "your",
+        "here",
+        "example",
+        "placeholder",
+    ];
+    let lower = token.to_ascii_lowercase();
+    MARKS.iter().any(|m| lower.contains(m))
+}
+
+/// Whether `text` has `n` or more `byte`s in a row.
+fn has_run_of(text: &str, byte: u8, n: usize) -> bool {
+    let mut run = 0;
+    for &c in text.as_bytes() {
+        run = if c == byte { run + 1 } else { 0 };
+        if run >= n {
+            return true;
+        }
+    }
+    false
+}
+
+/// Shannon entropy of `s` in bits per byte.
+pub(crate) fn entropy(s: &str) -> f64 {
+    let mut counts = [0u32; 256];
+    for &b in s.as_bytes() {
+        counts[b as usize] += 1;
+    }
+    let len = s.len() as f64;
+    counts
+        .iter()
+        .filter(|&&c| c > 0)
+        .map(|&c| {
+            let p = f64::from(c) / len;
+            -p * p.log2()
+        })
+        .sum()
+}
+
+/// Whether `s` is a file path (`/etc/ssl/key.pem`, `~/.ssh/id_rsa`, `./secrets.txt`) rather than
+/// base64 that happens to start with `/`: no `+` or `=`, and a second segment or an extension.
+pub(crate) fn is_path(s: &str) -> bool {
+    let rooted = s.starts_with(['/', '~']) || s.starts_with("./") || s.starts_with("../");
+    let segments = s.split('/').filter(|p| !p.is_empty()).count();
+    rooted && !s.contains(['+', '=']) && (segments >= 2 || s.contains('.') || s.len() < 16)
+}
+
+/// Whether `s` is a UUID (`8-4-4-4-12` hex).
+pub(crate) fn is_uuid(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 36
+        && b.iter().enumerate().all(|(i, &c)| match i {
+            8 | 13 | 18 | 23 => c == b'-',
+            _ => c.is_ascii_hexdigit(),
+        })
+}
+
+/// Whether `s` is random enough to be a key: long, mixed (a digit, or both cases), spread out, and
+/// not a URL, a path, an address or a UUID.
+pub(crate) fn looks_random(s: &str, min_len: usize) -> bool {
+    let b = s.as_bytes();
+    if b.len() < min_len || is_uuid(s) || s.contains("://") || s.contains('@') {
+        return false;
+    }
+    // An ARN or another `a:b:c` path names a thing; it is not the thing.
+    if s.starts_with("arn:") || s.matches(':').count() >= 2 {
+        return false;
+    }
+    if is_path(s) {
+        return false;
+    }
+    let digit = b.iter().any(u8::is_ascii_digit);
+    let upper = b.iter().any(u8::is_ascii_uppercase);
+    let lower = b.iter().any(u8::is_ascii_lowercase);
+    (digit && (upper || lower) || upper && lower && b.len() >= 20)
+        && entropy(s) >= 3.0
+        && !is_word_chain(s)
+}
+
+/// Whether `s` is lowercase words joined by `-`, `_` or `.` (`sk-learn-pipelines`,
+/// `re_match_all_the_things`, `my-app-secret`): a name, not a key. A word here has a vowel (or at
+/// most 3 letters, like `sk`) and at most 14 letters, so `sk-zzzzzzzzzzzz` and `sk-abcdefghijklmnopqrstuv` are not names.
+pub(crate) fn is_word_chain(s: &str) -> bool {
+    let mut parts = 0;
+    for part in s.split(['-', '_', '.']) {
+        let word = !part.is_empty()
+            && part.len() <= 14
+            && part.bytes().all(|b| b.is_ascii_lowercase())
+            && (part.len() <= 3 || part.bytes().any(|b| b"aeiouy".contains(&b)));
+        if !word {
+            return false;
+        }
+        parts += 1;
+    }
+    parts >= 2
+}
+
+/// Whether an unquoted value is code that names something else: a call, a dotted path
+/// (`os.environ`, `self.token`, `var.db_password`), or a bare identifier after a spaced `=`.
+pub(crate) fn is_code_reference(value: &str) -> bool {
+    let segments: Vec<&str> = value.split('.').collect();
+    segments.len() >= 2
+        && segments.iter().all(|s| {
+            let b = s.as_bytes();
+            !b.is_empty()
+                && b.len() <= 40
+                && (b[0].is_ascii_alphabetic() || b[0] == b'_' || b[0] == b'$')
+                && b.iter()
+                    .all(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'$')
+                // Digits only at the end, as in `utf8` or `token2`: `m2qf4l` is not a name.
+                && b.iter()
+                    .skip_while(|c| !c.is_ascii_digit())
+                    .all(u8::is_ascii_digit)
+        })
+}
+
+/// The largest char boundary of `s` at or below `i`.
+pub(crate) fn floor_boundary(s: &str, mut i: usize) -> usize {
+    if i >= s.len() {
+        return s.len();
+    }
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_are_recognised() {
+        for p in [
+            "<YOUR_KEY>",
+            "${VAR}",
+            "your-api-key-here",
+            "sk-...",
+            "***",
+            "xxxxxxxx",
+            "sk_test_xxxxxxxxxxxxxxxx",
+            "{{ secrets.TOKEN }}",
+            "$DB_PASSWORD",
+            "changeme",
+            "[REDACTED]",
+            "%API_KEY%",
+        ] {
+            assert!(is_placeholder(p), "{p}");
+        }
+        for s in [
+            "hunter2fake",
+            "Zq8!rT2@p",
+            "ghp_4Fq9Lm2Rt7Wz0Xc3Vb6Nk1Jh8Gd5Sa2Pq4Ew",
+        ] {
+            assert!(!is_placeholder(s), "{s}");
+        }
+    }
+
+    #[test]
+    fn randomness_separates_keys_from_names() {
+        assert!(looks_random("q8Rt2LmZ0vXw4NcB7yHa", 16));
+        assert!(!looks_random("deployment-environment", 16));
+        assert!(!looks_random("3f2b8c1e-9d4a-4e6b-8f1a-2c3d4e5f6a7b", 16));
+        assert!(!looks_random("https://example.com/a1b2c3d4", 16));
+        assert!(!looks_random("abc1", 16));
+    }
+
+    #[test]
+    fn code_references_are_dotted_identifier_paths() {
+        assert!(is_code_reference("os.environ"));
+        assert!(is_code_reference("self.token"));
+        assert!(!is_code_reference("hunter2"));
+        assert!(!is_code_reference("a1b2c3d4e5.f6g7h8"));
+    }
+}
