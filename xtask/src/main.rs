@@ -5,9 +5,6 @@
 //! benchmarks over stdio).
 
 mod bench;
-mod bench_clawbrain;
-mod bench_http;
-mod bench_scrub;
 mod dist;
 mod probe;
 
@@ -53,7 +50,7 @@ fn main() -> ExitCode {
         Some("probe") => probe::run(&args[1..]),
         Some("dist") => dist::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
-        Some("bench-scrub") => bench_scrub::run(&args[1..]),
+        Some("bench-scrub") => bench::scrub::run(&args[1..]),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;

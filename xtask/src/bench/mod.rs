@@ -6,35 +6,38 @@
 //! each task was won exactly once); `memory_search` latency with 10k and 100k facts; peak RSS per
 //! server after a burst of its typical calls; from `corpus`, pipelined `ping` throughput,
 //! `memory_save` rate and memory search on a realistic corpus; the scrubber's throughput
-//! ([`crate::bench_scrub`]); ClawBrain's search and store ([`crate::bench_clawbrain`]); 16 sessions
-//! over HTTP against 16 stdio processes ([`crate::bench_http`]). Prints a table and writes
+//! ([`scrub`]); ClawBrain's search and store ([`clawbrain`]); 16 sessions
+//! over HTTP against 16 stdio processes ([`http`]). Prints a table and writes
 //! `target/bench/bench.json`.
 //!
 //! `--vs 'COMMAND'` (repeatable) runs a comparison stdio MCP server (e.g. the reference's bin) in the
 //! same invocation, alternating runs with ours, on the same database files, for every benchmark
 //! whose tools it lists, and prints the ratios. `--quick` shrinks every workload for a smoke run.
 //!
+//! This module runs the benchmarks and reports them (the table and `bench.json`); the workloads
+//! live beside it: `stdio` (cold start, round trips, the claim race, peak RSS), `facts` (the
+//! synthetic memory worst case), `corpus` (the realistic corpus), `http`, `clawbrain`, `scrub`.
+//!
 //! Must never: assert on a time; a benchmark reports, tests decide.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, bail};
-use clawboo_core::board::{self, NewTask};
-use clawboo_core::db::Db;
-use clawboo_core::memory;
-use clawboo_tests::{Rng, Server, TempDir, bin_path, target_dir};
+use anyhow::Context;
+use clawboo_tests::{Server, TempDir, bin_path, target_dir};
 use serde_json::{Value, json};
 
-use crate::bench_http;
 use crate::probe::{self, EXPECTED};
 
-#[path = "bench_corpus.rs"]
+mod clawbrain;
 mod corpus;
+mod facts;
+mod http;
+pub mod scrub;
+mod stdio;
 
-/// How many processes race for the tasks.
-const RACERS: usize = 8;
+use self::facts::{search_latency, search_rate, seed_facts};
+use self::stdio::{RACERS, RSS_CALLS, cold_start, get_task_rate, peak_rss, race, rss_workload};
 
 /// Workload sizes.
 struct Sizes {
@@ -110,6 +113,23 @@ struct Row {
     vs: Vec<Option<f64>>,
 }
 
+impl Row {
+    /// A figure only ours has (no comparison server offers it).
+    fn ours_only(
+        subjects: &[Subject],
+        name: String,
+        unit: &'static str,
+        ours: Option<f64>,
+    ) -> Self {
+        Self {
+            name,
+            unit,
+            ours,
+            vs: vec![None; subjects.len() - 1],
+        }
+    }
+}
+
 /// `cargo xtask bench [--quick] [--vs 'COMMAND']...`.
 pub fn run(args: &[String]) -> anyhow::Result<()> {
     let mut quick = false;
@@ -157,20 +177,20 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     let per_session = (sizes.round_trip_calls / 10).max(10);
     rows.push(measure(
         &subjects,
-        &format!("get_task, {} HTTP sessions", bench_http::SESSIONS),
+        &format!("get_task, {} HTTP sessions", http::SESSIONS),
         "calls/s",
         sizes.round_trip_runs,
         |s| match s {
-            Subject::Ours => bench_http::http_rate(per_session),
+            Subject::Ours => http::http_rate(per_session),
             Subject::Vs(_) => Ok(None),
         },
     )?);
     rows.push(measure(
         &subjects,
-        &format!("get_task, {} stdio processes", bench_http::SESSIONS),
+        &format!("get_task, {} stdio processes", http::SESSIONS),
         "calls/s",
         sizes.round_trip_runs,
-        |s| bench_http::stdio_rate(|db| s.spawn("clawboo-mcp-tasks", db), per_session),
+        |s| http::stdio_rate(|db| s.spawn("clawboo-mcp-tasks", db), per_session),
     )?);
     rows.push(measure(
         &subjects,
@@ -210,25 +230,12 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         )?);
     }
 
-    for (name, unit, ours) in crate::bench_clawbrain::figures(quick)? {
-        let vs = vec![None; subjects.len() - 1];
-        rows.push(Row {
-            name,
-            unit,
-            ours,
-            vs,
-        });
+    // ClawBrain and the scrubber have no counterpart in a comparison server.
+    for (name, unit, ours) in clawbrain::figures(quick)? {
+        rows.push(Row::ours_only(&subjects, name, unit, ours));
     }
-
-    // The scrubber runs in-process, so comparison servers have no figure for it.
-    for (name, unit, value) in crate::bench_scrub::rows(quick)? {
-        let vs = vec![None; subjects.len() - 1];
-        rows.push(Row {
-            name,
-            unit,
-            ours: Some(value),
-            vs,
-        });
+    for (name, unit, value) in scrub::rows(quick)? {
+        rows.push(Row::ours_only(&subjects, name, unit, Some(value)));
     }
 
     print_table(&subjects, &rows);
@@ -305,285 +312,6 @@ fn median(mut values: Vec<f64>) -> Option<f64> {
 /// Whether `server` lists `tool`.
 fn offers(server: &mut Server, tool: &str) -> bool {
     server.list_tools().iter().any(|t| t["name"] == tool)
-}
-
-fn cold_start(subject: &Subject, bin: &str, tool: Option<&str>) -> anyhow::Result<Option<f64>> {
-    let dir = TempDir::new("bench-cold");
-    let started = Instant::now();
-    let mut server = subject.spawn(bin, &dir.db_path());
-    server.initialize();
-    let tools = server.list_tools();
-    let elapsed = started.elapsed();
-    server.close();
-    let matches = match (subject, tool) {
-        (Subject::Ours, _) => true,
-        (Subject::Vs(_), Some(tool)) => tools.iter().any(|t| t["name"] == tool),
-        (Subject::Vs(_), None) => false,
-    };
-    Ok(matches.then(|| ms(elapsed)))
-}
-
-fn get_task_rate(subject: &Subject, calls: usize) -> anyhow::Result<Option<f64>> {
-    let dir = TempDir::new("bench-get");
-    let mut server = subject.spawn("clawboo-mcp-tasks", &dir.db_path());
-    server.initialize();
-    if !offers(&mut server, "get_task") {
-        return Ok(None);
-    }
-    let task = server
-        .call("create_task", json!({ "title": "bench" }))
-        .json();
-    let args = json!({ "taskId": task["id"] });
-    let started = Instant::now();
-    for _ in 0..calls {
-        let reply = server.call("get_task", args.clone());
-        if reply.is_error {
-            bail!("get_task failed: {}", reply.text());
-        }
-    }
-    let rate = calls as f64 / started.elapsed().as_secs_f64();
-    server.close();
-    Ok(Some(rate))
-}
-
-/// 8 processes claim the same tasks in different orders; claims won per second of wall time.
-/// Fails unless every task was won exactly once and every loss was a conflict.
-fn race(subject: &Subject, tasks: usize) -> anyhow::Result<Option<f64>> {
-    let dir = TempDir::new("bench-race");
-    let ids = {
-        let db = Db::open(&dir.db_path())?;
-        let conn = db.conn();
-        (0..tasks)
-            .map(|i| {
-                let new = NewTask {
-                    title: format!("race {i}"),
-                    ..NewTask::default()
-                };
-                board::insert(&conn, &new).map(|t| t.id)
-            })
-            .collect::<Result<Vec<_>, _>>()?
-    };
-    let mut servers = Vec::new();
-    for _ in 0..RACERS {
-        let mut server = subject.spawn("clawboo-mcp-tasks", &dir.db_path());
-        server.initialize();
-        if !offers(&mut server, "claim_task") {
-            return Ok(None);
-        }
-        servers.push(server);
-    }
-    let barrier = Arc::new(Barrier::new(RACERS + 1));
-    let handles: Vec<_> = servers
-        .into_iter()
-        .enumerate()
-        .map(|(racer, mut server)| {
-            let mut order = ids.clone();
-            Rng::new(racer as u64 + 1).shuffle(&mut order);
-            let barrier = Arc::clone(&barrier);
-            std::thread::spawn(move || -> Result<Vec<String>, String> {
-                let agent = format!("racer-{racer}");
-                barrier.wait();
-                let mut won = Vec::new();
-                for id in order {
-                    let reply = server.call(
-                        "claim_task",
-                        json!({ "taskId": id, "assigneeAgentId": agent }),
-                    );
-                    if !reply.is_error {
-                        won.push(id);
-                    } else if reply.text() != "claim failed: conflict" {
-                        return Err(format!("{agent}: {}", reply.text()));
-                    }
-                }
-                server.close();
-                Ok(won)
-            })
-        })
-        .collect();
-    barrier.wait();
-    let started = Instant::now();
-    let mut wins = Vec::new();
-    for handle in handles {
-        let won = handle
-            .join()
-            .map_err(|_| anyhow::anyhow!("a racer thread panicked"))?
-            .map_err(|e| {
-                anyhow::anyhow!("a claim failed with something other than a conflict: {e}")
-            })?;
-        wins.extend(won);
-    }
-    let wall = started.elapsed();
-    wins.sort();
-    let before = wins.len();
-    wins.dedup();
-    if before != wins.len() || wins.len() != tasks {
-        bail!(
-            "claims were not exclusive: {before} wins, {} distinct, {tasks} tasks",
-            wins.len()
-        );
-    }
-    Ok(Some(tasks as f64 / wall.as_secs_f64()))
-}
-
-const WORDS: &[&str] = &[
-    "deploy",
-    "database",
-    "migration",
-    "cache",
-    "latency",
-    "token",
-    "budget",
-    "review",
-    "release",
-    "rollback",
-    "schema",
-    "index",
-    "queue",
-    "worker",
-    "retry",
-    "timeout",
-    "search",
-    "memory",
-    "agent",
-    "team",
-    "kanban",
-    "claim",
-    "approval",
-    "audit",
-    "compaction",
-    "embedding",
-    "vector",
-    "prompt",
-    "context",
-    "runtime",
-    "sqlite",
-    "backup",
-    "restore",
-    "metrics",
-    "alert",
-    "dashboard",
-];
-
-/// Seeds `count` facts (global scope) in one transaction through the memory store.
-fn seed_facts(db_path: &Path, count: usize) -> anyhow::Result<()> {
-    let db = Db::open(db_path)?;
-    let mut rng = Rng::new(0x2545_F491_4F6C_DD1D);
-    let mut word = || *rng.pick(WORDS);
-    let facts: Vec<(String, String)> = (0..count)
-        .map(|i| {
-            let title = format!("{} {} note {i}", word(), word());
-            let content: Vec<&str> = (0..24).map(|_| word()).collect();
-            (title, content.join(" "))
-        })
-        .collect();
-    let conn = db.conn();
-    memory::seed_facts(&conn, facts.iter().map(|(t, c)| (t.as_str(), c.as_str())))
-        .context("seeding facts")?;
-    Ok(())
-}
-
-fn search_queries(n: usize) -> Vec<String> {
-    (0..n)
-        .map(|i| {
-            let a = WORDS[i % WORDS.len()];
-            let b = WORDS[(i * 7 + 3) % WORDS.len()];
-            if i % 2 == 0 {
-                a.to_owned()
-            } else {
-                format!("{a} {b}")
-            }
-        })
-        .collect()
-}
-
-fn search_latency(
-    subject: &Subject,
-    db: &Path,
-    mode: &str,
-    searches: usize,
-) -> anyhow::Result<Option<f64>> {
-    let mut server = subject.spawn("clawboo-mcp-memory", db);
-    server.initialize();
-    if !offers(&mut server, "memory_search") {
-        return Ok(None);
-    }
-    let mut latencies = Vec::with_capacity(searches);
-    for query in search_queries(searches) {
-        let started = Instant::now();
-        let reply = server.call(
-            "memory_search",
-            json!({ "query": query, "mode": mode, "limit": 10 }),
-        );
-        latencies.push(ms(started.elapsed()));
-        if reply.is_error {
-            bail!("memory_search failed: {}", reply.text());
-        }
-    }
-    server.close();
-    Ok(median(latencies))
-}
-
-fn search_rate(subject: &Subject, db: &Path, calls: usize) -> anyhow::Result<Option<f64>> {
-    let mut server = subject.spawn("clawboo-mcp-memory", db);
-    server.initialize();
-    if !offers(&mut server, "memory_search") {
-        return Ok(None);
-    }
-    let queries = search_queries(calls);
-    let started = Instant::now();
-    for query in queries {
-        let reply = server.call("memory_search", json!({ "query": query, "limit": 10 }));
-        if reply.is_error {
-            bail!("memory_search failed: {}", reply.text());
-        }
-    }
-    let rate = calls as f64 / started.elapsed().as_secs_f64();
-    server.close();
-    Ok(Some(rate))
-}
-
-/// Peak resident set (VmHWM) after a start-up and a `tools/list`, from `/proc` (Linux only).
-/// The burst of calls each server answers before its peak RSS is read.
-fn rss_workload(bin: &str) -> (&'static str, Value) {
-    match bin {
-        "clawboo-mcp-tasks" => ("list_tasks", json!({})),
-        "clawboo-mcp-memory" => (
-            "memory_save",
-            json!({"title": "bench fact", "content": "the deploy pipeline runs migrations before the release"}),
-        ),
-        "clawboo-mcp-tools" => ("echo", json!({"message": "bench"})),
-        _ => (
-            "team_chat_post",
-            json!({"text": "bench post", "authorAgentId": "bench-agent", "teamId": "bench-team"}),
-        ),
-    }
-}
-
-/// Calls in the burst before the peak RSS is read.
-const RSS_CALLS: usize = 200;
-
-/// The server's peak resident set (VmHWM) after [`RSS_CALLS`] calls of its [`rss_workload`];
-/// `None` when the subject does not offer that tool.
-fn peak_rss(subject: &Subject, bin: &str) -> anyhow::Result<Option<f64>> {
-    let dir = TempDir::new("bench-rss");
-    let mut server = subject.spawn(bin, &dir.db_path());
-    server.initialize();
-    let (tool, args) = rss_workload(bin);
-    if !offers(&mut server, tool) {
-        server.close();
-        return Ok(None);
-    }
-    let calls: Vec<(&str, Value)> = (0..RSS_CALLS).map(|_| (tool, args.clone())).collect();
-    if let Some(failed) = server.call_pipelined(&calls).iter().find(|r| r.is_error) {
-        bail!("{bin} {tool} failed: {}", failed.text());
-    }
-    let status = std::fs::read_to_string(format!("/proc/{}/status", server.pid())).ok();
-    server.close();
-    Ok(status.and_then(|s| {
-        s.lines()
-            .find_map(|l| l.strip_prefix("VmHWM:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-    }))
 }
 
 fn ms(d: Duration) -> f64 {
