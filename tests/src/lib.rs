@@ -457,6 +457,16 @@ impl Rng {
     }
 }
 
+/// The keys of the JSON object `value`, in order (panics on anything else).
+pub fn object_keys(value: &Value) -> Vec<&str> {
+    value
+        .as_object()
+        .unwrap_or_else(|| panic!("not an object: {value}"))
+        .keys()
+        .map(String::as_str)
+        .collect()
+}
+
 /// `PRAGMA integrity_check` of the file at `db`, as SQLite words it (`ok` when sound).
 pub fn integrity_check(db: &Path) -> String {
     let conn = rusqlite::Connection::open(db).expect("open the database for a check");

@@ -5,6 +5,21 @@
 //! Owns: one copy of that DDL. Must never: be used by the servers (their schema lives with the
 //! repositories); record schema versions (the reference records none).
 
+/// The keys of an approval row in the reference's REST answers (seed 003), in order.
+pub const APPROVAL_ROW_KEYS: [&str; 11] = [
+    "id",
+    "toolName",
+    "agentId",
+    "argsSummary",
+    "reason",
+    "status",
+    "taskId",
+    "tenantId",
+    "createdAt",
+    "expiresAt",
+    "resolvedAt",
+];
+
 /// Every table the reference creates in the shared file that our repositories read, with its
 /// full-text index and insert trigger; no `clawboo_schema_versions`.
 pub const DDL: &str = "

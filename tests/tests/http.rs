@@ -461,28 +461,8 @@ fn rest_routes_answer_seed_003_shapes_and_never_a_secret() {
     assert!(!echoed.is_error);
     let (mut stdio, call) = waiting_stdio_call(&dir, &format!("/tmp/{SECRET}"));
     let row = wait_pending(&host);
-    let keys: Vec<&str> = row
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
-    assert_eq!(
-        keys,
-        [
-            "id",
-            "toolName",
-            "agentId",
-            "argsSummary",
-            "reason",
-            "status",
-            "taskId",
-            "tenantId",
-            "createdAt",
-            "expiresAt",
-            "resolvedAt"
-        ]
-    );
+    let keys = clawboo_tests::object_keys(&row);
+    assert_eq!(keys, clawboo_tests::reference::APPROVAL_ROW_KEYS);
     assert_eq!(row["status"], "pending");
     let id = row["id"].as_str().unwrap().to_owned();
     let resolve_path = format!("/api/tools/approvals/{id}/resolve");

@@ -263,12 +263,7 @@ mod tests {
         let conn = db.conn();
         write_after(&conn, "echo", Actor::default(), "boom", true).unwrap();
         let row = serde_json::to_value(&list(&conn, None, 1).unwrap()[0]).unwrap();
-        let keys: Vec<&str> = row
-            .as_object()
-            .unwrap()
-            .keys()
-            .map(String::as_str)
-            .collect();
+        let keys = clawboo_tests::object_keys(&row);
         assert_eq!(
             keys,
             [

@@ -313,28 +313,8 @@ fn the_rest_shape_is_camel_case_with_every_column() {
     let db = Db::open_in_memory().unwrap();
     let row = request(&db.conn(), None, MINUTE);
     let value = serde_json::to_value(&row).unwrap();
-    let keys: Vec<&str> = value
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
-    assert_eq!(
-        keys,
-        [
-            "id",
-            "toolName",
-            "agentId",
-            "argsSummary",
-            "reason",
-            "status",
-            "taskId",
-            "tenantId",
-            "createdAt",
-            "expiresAt",
-            "resolvedAt"
-        ]
-    );
+    let keys = clawboo_tests::object_keys(&value);
+    assert_eq!(keys, clawboo_tests::reference::APPROVAL_ROW_KEYS);
     assert!(value.get("heartbeatUntil").is_none());
     assert_eq!(value["taskId"], serde_json::Value::Null);
 }
