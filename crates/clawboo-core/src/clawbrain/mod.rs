@@ -40,6 +40,7 @@ mod frontmatter;
 pub mod lifecycle;
 mod time;
 mod vault;
+mod watch;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -436,6 +437,10 @@ pub struct Brain {
     session: String,
     conn: Mutex<Connection>,
     known: Mutex<Option<HashMap<String, Stamp>>>,
+    /// Tells a read whether the vault may have changed since the last walk.
+    watch: watch::Watch,
+    /// A change was seen (or nothing was walked yet) and no walk has committed since.
+    stale: std::sync::atomic::AtomicBool,
     clock: Clock,
 }
 
@@ -493,6 +498,8 @@ impl Brain {
             session: session.to_owned(),
             conn: Mutex::new(conn),
             known: Mutex::new(None),
+            watch: watch::Watch::new(),
+            stale: std::sync::atomic::AtomicBool::new(true),
             clock: Clock::system(),
         })
     }
@@ -531,12 +538,23 @@ impl Brain {
         }
         let cache = known.get_or_insert_with(HashMap::new);
         let mut delta = Delta::default();
+        // The walk stats every file; the watch says when it can be skipped. A change stays owed
+        // until a walk commits, so a read that fails (a malformed file) walks again next time.
+        let walk = refresh == Refresh::Strict && {
+            let changed = self.watch.changed();
+            self.stale
+                .fetch_or(changed, std::sync::atomic::Ordering::SeqCst)
+                || changed
+        };
         let value = crate::db::immediate(&conn, |tx| {
-            if refresh == Refresh::Strict {
+            if walk {
                 self.sync(tx, cache, &mut delta)?;
             }
             op(tx, &mut delta)
         })?;
+        if walk {
+            self.stale.store(false, std::sync::atomic::Ordering::SeqCst);
+        }
         for rel in delta.gone {
             cache.remove(&rel);
         }
@@ -554,7 +572,8 @@ impl Brain {
         cache: &HashMap<String, Stamp>,
         delta: &mut Delta,
     ) -> Result<(), BrainError> {
-        let files = vault::walk(&self.root).map_err(|e| BrainError::io(&self.root, e))?;
+        let files = vault::walk(&self.root, |dir| self.watch.folder(dir))
+            .map_err(|e| BrainError::io(&self.root, e))?;
         let mut live = std::collections::HashSet::with_capacity(files.len());
         for (rel, stamp) in &files {
             live.insert(rel.as_str());

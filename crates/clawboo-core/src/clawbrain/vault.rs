@@ -85,10 +85,12 @@ impl Stamp {
 }
 
 /// Every live memory file under `root`: `(relative path with '/', stamp)`, sorted by path.
-pub fn walk(root: &Path) -> io::Result<Vec<(String, Stamp)>> {
+/// `before_listing` is called with each folder before it is listed (the watch adds it there).
+pub fn walk(root: &Path, before_listing: impl Fn(&Path)) -> io::Result<Vec<(String, Stamp)>> {
     let mut out = Vec::new();
     let mut stack = vec![(root.to_path_buf(), String::new())];
     while let Some((dir, rel)) = stack.pop() {
+        before_listing(&dir);
         let entries = match fs::read_dir(&dir) {
             Ok(e) => e,
             Err(e) if e.kind() == io::ErrorKind::NotFound && !rel.is_empty() => continue,
