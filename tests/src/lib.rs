@@ -22,6 +22,30 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 
+/// The tools of `clawboo-mcp-memory clawbrain`: seed 002's seven and `memory_feedback`.
+pub const CLAWBRAIN_TOOLS: [&str; 8] = [
+    "memory_store",
+    "memory_retrieve",
+    "memory_search",
+    "memory_update",
+    "memory_delete",
+    "credit_report",
+    "memory_compact",
+    "memory_feedback",
+];
+
+/// The credit score of ClawBrain memory `id` in the vault at `root` (its `engine.db`).
+pub fn clawbrain_score(root: &Path, id: &str) -> f64 {
+    rusqlite::Connection::open(root.join("engine.db"))
+        .expect("open engine.db")
+        .query_row(
+            "SELECT score FROM credit_records WHERE id = ?1",
+            [id],
+            |r| r.get(0),
+        )
+        .unwrap_or_else(|e| panic!("no credit row for {id}: {e}"))
+}
+
 /// The workspace's version, which every bin reports (`--version`, `serverInfo.version`).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 

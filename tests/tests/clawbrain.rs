@@ -8,21 +8,11 @@ use std::process::Command;
 use std::sync::{Arc, Barrier};
 use std::thread;
 
-use clawboo_tests::{Server, TempDir, bin_path, integrity_check};
+use clawboo_tests::{CLAWBRAIN_TOOLS, Server, TempDir, bin_path, clawbrain_score, integrity_check};
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
 const BIN: &str = "clawboo-mcp-memory";
-
-const SEED_TOOLS: [&str; 7] = [
-    "memory_store",
-    "memory_retrieve",
-    "memory_search",
-    "memory_update",
-    "memory_delete",
-    "credit_report",
-    "memory_compact",
-];
 
 struct Vault {
     dir: TempDir,
@@ -52,13 +42,7 @@ impl Vault {
     }
 
     fn score(&self, id: &str) -> f64 {
-        self.db()
-            .query_row(
-                "SELECT score FROM credit_records WHERE id = ?1",
-                [id],
-                |r| r.get(0),
-            )
-            .unwrap()
+        clawbrain_score(&self.root(), id)
     }
 
     fn file(&self, rel: &str) -> String {
@@ -132,7 +116,7 @@ fn clawbrain_mode_is_named_clawbrain_and_lists_eight_tools() {
     );
     let tools = server.list_tools();
     let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
-    for name in SEED_TOOLS.iter().chain(&["memory_feedback"]) {
+    for name in &CLAWBRAIN_TOOLS {
         assert!(names.contains(name), "{name} missing from {names:?}");
     }
     assert_eq!(names.len(), 8);

@@ -15,7 +15,7 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use clawboo_tests::{Server, TempDir, VERSION, bin_path, workspace_root};
+use clawboo_tests::{CLAWBRAIN_TOOLS, Server, TempDir, VERSION, bin_path, workspace_root};
 
 /// Each bin, the `serverInfo.name` it must report, and its tool count (tools without
 /// `TAVILY_API_KEY`).
@@ -219,18 +219,6 @@ pub fn probe_bins(launch: impl Fn(&str, &Path) -> Server) -> anyhow::Result<()> 
         &format!("all {} servers answered", EXPECTED.len()),
     )
 }
-
-/// The seed-002 tools plus `memory_feedback`, served by `clawboo-mcp-memory clawbrain`.
-const CLAWBRAIN_TOOLS: [&str; 8] = [
-    "memory_store",
-    "memory_retrieve",
-    "memory_search",
-    "memory_update",
-    "memory_delete",
-    "credit_report",
-    "memory_compact",
-    "memory_feedback",
-];
 
 /// Probes `<memory_bin> clawbrain` on a fresh vault: one line; an error listing every mismatch.
 pub fn probe_clawbrain(memory_bin: &Path) -> anyhow::Result<()> {

@@ -1,7 +1,7 @@
 //! Unit tests of the brain with a fixed clock: the scenarios of spec §9 that need a date, the
 //! credit loop, decay, the lifecycle and the vault's safety rules.
 
-use clawboo_tests::TempDir;
+use clawboo_tests::{TempDir, clawbrain_score};
 use rusqlite::Connection;
 
 use super::*;
@@ -43,13 +43,7 @@ impl Vault {
     }
 
     fn score(&self, id: &str) -> f64 {
-        self.db()
-            .query_row(
-                "SELECT score FROM credit_records WHERE id = ?1",
-                [id],
-                |r| r.get(0),
-            )
-            .unwrap()
+        clawbrain_score(&self.root(), id)
     }
 
     fn set_score(&self, id: &str, score: f64) {
