@@ -72,8 +72,13 @@ impl<R: Read> LineReader<R> {
     }
 
     /// The next line or over-long line; `None` at the end of the input. A last line without a
-    /// newline is still a line.
-    pub(super) fn next_frame(&mut self) -> std::io::Result<Option<Frame<'_>>> {
+    /// newline is still a line. `before_read` runs before every read of the input that may block
+    /// (the reader writes what it has answered there, so nothing waits behind a quiet client); its
+    /// error ends the frame with that error.
+    pub(super) fn next_frame(
+        &mut self,
+        before_read: &mut impl FnMut() -> std::io::Result<()>,
+    ) -> std::io::Result<Option<Frame<'_>>> {
         self.line.clear();
         if self.line.capacity() > CHUNK_BYTES * 16 {
             self.line.shrink_to(CHUNK_BYTES);
@@ -83,6 +88,7 @@ impl<R: Read> LineReader<R> {
                 if self.eof {
                     return Ok(None);
                 }
+                before_read()?;
                 match self.input.read(&mut self.chunk) {
                     Ok(0) => {
                         self.eof = true;
@@ -355,7 +361,7 @@ mod tests {
     fn frames(input: &[u8], limit: usize) -> Vec<Result<Vec<u8>, Vec<u8>>> {
         let mut reader = LineReader::new(input, limit);
         let mut out = Vec::new();
-        while let Some(frame) = reader.next_frame().unwrap() {
+        while let Some(frame) = reader.next_frame(&mut || Ok(())).unwrap() {
             out.push(match frame {
                 Frame::Line(line) => Ok(line.to_vec()),
                 Frame::Oversized { head } => Err(head.to_vec()),
@@ -468,10 +474,10 @@ mod tests {
     fn the_reader_never_holds_more_than_the_limit() {
         let mut reader = LineReader::new(std::io::repeat(b'z').take(50_000_000), 1 << 20);
         assert!(matches!(
-            reader.next_frame().unwrap(),
+            reader.next_frame(&mut || Ok(())).unwrap(),
             Some(Frame::Oversized { .. })
         ));
-        assert!(reader.next_frame().unwrap().is_none());
+        assert!(reader.next_frame(&mut || Ok(())).unwrap().is_none());
         assert!(
             reader.line.capacity() <= 1 << 20,
             "{}",

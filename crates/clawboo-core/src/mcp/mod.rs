@@ -9,7 +9,10 @@
 //! Guarantees: arguments are checked against the advertised schema before a handler runs, and a
 //! failure is a tool-error starting `invalid args: ` that names the field; an unknown tool is a
 //! tool-error `unknown tool: <name>`; handlers run on the blocking pool, so a handler that waits
-//! (the broker's approval) never stops the server from answering other requests.
+//! (the broker's approval) never stops the server from answering other requests. A server whose
+//! handlers never wait on anything but the database ([`ServerBuilder::handlers_never_wait`]) is
+//! answered on a stdio session's reader thread instead ([`stdio`]): no thread hand-off, the same
+//! bytes on the wire.
 //!
 //! Must never: know any domain. Servers declare their tools here; repositories never see MCP.
 
@@ -23,8 +26,8 @@ use std::sync::Arc;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
     GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult, ListToolsResult,
-    MetaObject, PaginatedRequestParams, PromptArgument, PromptMessage, Role, ServerCapabilities,
-    ServerConfig,
+    MetaObject, PaginatedRequestParams, PromptArgument, PromptMessage, ProtocolVersion, Role,
+    ServerCapabilities, ServerConfig, ServerResult,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -250,6 +253,7 @@ struct Inner<S> {
     tools: Vec<Tool<S>>,
     prompts: Vec<Prompt<S>>,
     on_close: Vec<CloseHook<S>>,
+    handlers_never_wait: bool,
 }
 
 /// An MCP server: identity, state, tools and prompts. Cheap to clone.
@@ -291,6 +295,16 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
         self
     }
 
+    /// Declares that every handler of this server does only bounded local work: its own database
+    /// connection (waiting at most for the database's lock), no network, no person, no timer. A
+    /// stdio session then runs `tools/call` on its reader thread, which saves two thread hand-offs
+    /// per call; while a call runs there, the session's next requests wait for it. A server with a
+    /// handler that may wait longer (an approval, an HTTP request) must not say this.
+    pub fn handlers_never_wait(mut self) -> Self {
+        self.inner.handlers_never_wait = true;
+        self
+    }
+
     /// Sets the instructions sent with the `initialize` result.
     pub fn instructions(mut self, text: impl Into<String>) -> Self {
         self.inner.instructions = Some(text.into());
@@ -317,6 +331,7 @@ impl<S: Send + Sync + 'static> Server<S> {
                 tools: Vec::new(),
                 prompts: Vec::new(),
                 on_close: Vec::new(),
+                handlers_never_wait: false,
             },
         }
     }
@@ -386,6 +401,30 @@ impl<S: Send + Sync + 'static> Server<S> {
         tool.run(&self.inner.state, args)
     }
 
+    /// Whether a stdio session may answer this server's `tools/call` on its reader thread
+    /// ([`ServerBuilder::handlers_never_wait`]).
+    fn answers_calls_inline(&self) -> bool {
+        self.inner.handlers_never_wait
+    }
+
+    /// Runs a `tools/call` on the calling thread and shapes the result exactly as rmcp's request
+    /// path does for a client that asked for `protocol` in `initialize` (see
+    /// `shape_for_protocol`); a panicking handler is an internal error, as on the blocking pool.
+    fn call_inline(
+        &self,
+        request: CallToolRequestParams,
+        protocol: Option<&ProtocolVersion>,
+    ) -> Result<ServerResult, ErrorData> {
+        let name = request.name;
+        let args = request.arguments.map_or(Value::Null, Value::Object);
+        let result =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run_tool(&name, args)))
+                .map_err(|_| ErrorData::internal_error("handler failed: it panicked", None))?;
+        let mut result: ServerResult = CallToolResponse::from(to_call_result(result)).into();
+        shape_for_protocol(&mut result, protocol);
+        Ok(result)
+    }
+
     fn rmcp_tools(&self) -> Vec<rmcp::model::Tool> {
         self.inner
             .tools
@@ -436,6 +475,21 @@ impl<S: Send + Sync + 'static> Server<S> {
         }
         (prompt.render)(&self.inner.state, &args)
             .map_err(|e| ErrorData::invalid_params(e.message, None))
+    }
+}
+
+/// What rmcp's server handler does to every result before it answers (rmcp 3.11,
+/// `handler/server.rs`): a client on `2026-07-28` or later gets the missing cache hints filled in,
+/// an older one gets the `resultType: "complete"` discriminator and non-object tool output
+/// stripped. The inline path must send the same bytes; `tests::inline_answers_match_rmcp` in
+/// `stdio` checks it against rmcp for every protocol version rmcp knows.
+fn shape_for_protocol(result: &mut ServerResult, protocol: Option<&ProtocolVersion>) {
+    let current = protocol.is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+    if current {
+        result.fill_missing_cache_hints();
+    } else {
+        result.strip_result_type_for_legacy_peer();
+        result.strip_non_object_output_for_legacy_peer();
     }
 }
 

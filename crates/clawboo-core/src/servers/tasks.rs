@@ -296,6 +296,8 @@ pub fn build(db: Db, bound: Option<TasksBinding>) -> Server<TasksState> {
         caps: Caps::default(),
     };
     Server::builder(SERVER_NAME, state)
+        // Every handler is a few statements on this process's connection.
+        .handlers_never_wait()
         .tool(Tool::new("list_tasks", list_description, list_tasks))
         .tool(Tool::new(
             "get_task",

@@ -214,6 +214,8 @@ pub fn build(db: Db, bound: Option<TeamchatBinding>) -> Server<TeamChatState> {
         "Post a message to your team room as a named peer. This connection is unbound: pass your authorAgentId and teamId (the room defaults to team:<teamId>). Use this to narrate your work, ask a teammate, or report a result."
     };
     Server::builder(SERVER_NAME, TeamChatState { db, bound })
+        // Every handler is a few statements on this process's connection.
+        .handlers_never_wait()
         .tool(Tool::new("team_chat_post", post_description, team_chat_post))
         .tool(Tool::new(
             "team_chat_subscribe",
