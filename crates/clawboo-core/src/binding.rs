@@ -114,7 +114,7 @@ impl ServerKind {
     ];
 
     /// The short name: `tasks`, `memory`, `tools`, `teamchat` (also the HTTP mount's last segment).
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             ServerKind::Tasks => "tasks",
             ServerKind::Memory => "memory",
@@ -196,7 +196,7 @@ pub struct Binding {
 
 impl Binding {
     /// `server`'s binding as `lookup` gives its fields (raw values; the blank rule is applied here).
-    pub fn read(server: ServerKind, lookup: impl Fn(Field) -> Option<String>) -> Self {
+    pub(crate) fn read(server: ServerKind, lookup: impl Fn(Field) -> Option<String>) -> Self {
         let mut values: Vec<(Field, String)> = server
             .fields()
             .iter()
@@ -236,7 +236,7 @@ impl Binding {
     }
 
     /// The value of `field`, if bound.
-    pub fn get(&self, field: Field) -> Option<&str> {
+    pub(crate) fn get(&self, field: Field) -> Option<&str> {
         self.values
             .iter()
             .find(|(f, _)| *f == field)

@@ -13,8 +13,10 @@
 //!
 //! Must never: know any domain. Servers declare their tools here; repositories never see MCP.
 
+mod erased;
 mod frame;
 pub mod http;
+pub mod in_memory;
 mod schema;
 pub mod stdio;
 
@@ -33,6 +35,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+pub use erased::{McpServer, serve_stdio};
 pub use schema::input_schema_for;
 
 /// The version every server advertises and every bin reports: the workspace's package version.
