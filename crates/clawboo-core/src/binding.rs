@@ -128,13 +128,8 @@ impl ServerKind {
         format!("clawboo-{self}")
     }
 
-    /// The server whose bin is named `bin` (`clawboo-mcp-<server>`), if any.
-    pub fn from_bin(bin: &str) -> Option<Self> {
-        bin.strip_prefix("clawboo-mcp-")?.parse().ok()
-    }
-
     /// The binding fields this server reads, in the order they are written.
-    pub fn fields(self) -> &'static [Field] {
+    pub(crate) fn fields(self) -> &'static [Field] {
         match self {
             ServerKind::Tasks => &[SCOPE_TEAM],
             ServerKind::Memory => &[SCOPE_TEAM, SCOPE_AGENT, SCOPE_TENANT],
@@ -243,7 +238,7 @@ impl Binding {
             .map(|(_, v)| v.as_str())
     }
 
-    /// The environment a spawned bin needs for this binding, in [`ServerKind::fields`] order.
+    /// The environment a spawned bin needs for this binding, in the order the server writes its fields.
     pub fn env_pairs(&self) -> Vec<(&'static str, String)> {
         self.values
             .iter()
@@ -251,7 +246,7 @@ impl Binding {
             .collect()
     }
 
-    /// The query parameters an HTTP URL needs for this binding, in [`ServerKind::fields`] order.
+    /// The query parameters an HTTP URL needs for this binding, in the order the server writes its fields.
     pub fn query_pairs(&self) -> Vec<(&'static str, String)> {
         self.values
             .iter()

@@ -98,7 +98,7 @@ impl BindingKey {
         Self(hmac::Key::new(hmac::HMAC_SHA256, secret.as_bytes()))
     }
 
-    /// The key of the install whose database is `db_path`: [`KEY_ENV`] when set (non-blank), else
+    /// The key of the install whose database is `db_path`: `CLAWBOO_BINDING_KEY` when set (non-blank), else
     /// the key file beside the database, created on first use.
     pub fn load(db_path: &Path, env_key: Option<String>) -> Result<Self, KeyError> {
         if let Some(secret) = env_key {
