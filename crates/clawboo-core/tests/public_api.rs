@@ -134,7 +134,7 @@ fn resolve(path: &[String], name: &str) -> (PathBuf, &'static str) {
 /// The lines of the block that opens at column 0 on a line for which `opens` holds, up to its
 /// closing `}` at column 0, for every such block of `text`; each line with whether a
 /// `#[doc(hidden)]` attribute precedes it.
-fn blocks<'a>(text: &'a str, opens: impl Fn(&str) -> bool) -> Vec<(bool, &'a str)> {
+fn blocks(text: &str, opens: impl Fn(&str) -> bool) -> Vec<(bool, &str)> {
     let mut out = Vec::new();
     let mut inside = false;
     let mut hidden = false;
