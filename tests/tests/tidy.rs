@@ -29,6 +29,8 @@ enum Layer {
     Leaf,
     /// `xtask` and the test crate: automation, free to print.
     Tooling,
+    /// clawboo-core's `lib.rs`: declares the modules and re-exports the public API from any layer.
+    Root,
 }
 
 /// The layer of `path` (relative to the workspace root), and whether it is test code.
@@ -44,6 +46,7 @@ fn classify(path: &str) -> (Layer, bool) {
     } else if let Some(rest) = path.strip_prefix("crates/clawboo-core/src/") {
         let top = rest.split(['/', '.']).next().unwrap_or("");
         match top {
+            "lib" => Layer::Root,
             "cli" | "host" => Layer::FrontDoor,
             "servers" => Layer::Servers,
             "mcp" => Layer::Mcp,

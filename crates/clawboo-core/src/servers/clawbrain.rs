@@ -21,7 +21,7 @@ pub const SERVER_NAME: &str = "clawbrain";
 impl DomainError for BrainError {}
 
 /// Why a ClawBrain vault could not be opened ([`crate::clawbrain_server`]): its text says what and
-/// where.
+/// where. Wire: ours (a library error, never a tool-error).
 #[derive(Debug, thiserror::Error)]
 #[error("cannot open the ClawBrain vault: {0}")]
 pub struct ClawBrainError(#[from] BrainError);
