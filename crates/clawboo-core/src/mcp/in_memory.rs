@@ -77,21 +77,12 @@ impl CallOutcome {
         serde_json::from_str(&self.output).ok()
     }
 
-    fn from_result(result: CallToolResult) -> Self {
-        let texts: Vec<&str> = result
-            .content
-            .iter()
-            .filter_map(|block| block.as_text().map(|t| t.text.as_str()))
-            .collect();
+    fn from_result(result: &CallToolResult) -> Self {
+        let read = super::CallOutcome::read(result);
         Self {
-            output: texts.join("\n"),
-            is_error: result.is_error.unwrap_or(false),
-            denied: result
-                .meta
-                .as_ref()
-                .and_then(|meta| meta.0.get("denied"))
-                .and_then(Value::as_str)
-                .map(str::to_owned),
+            output: read.blocks.join("\n"),
+            is_error: read.is_error,
+            denied: read.denied,
         }
     }
 }
@@ -212,7 +203,7 @@ impl InMemoryClient {
             .call_tool(params)
             .await
             .map_err(|e| self.request_error(e))?;
-        Ok(CallOutcome::from_result(result))
+        Ok(CallOutcome::from_result(&result))
     }
 
     /// Ends the session: runs the server's close hooks, then stops both ends and waits for them.

@@ -214,6 +214,24 @@ pub struct CallOutcome {
 }
 
 impl CallOutcome {
+    /// What a client reads from a wire result: its text blocks, `isError`, `_meta.denied`.
+    pub(crate) fn read(result: &CallToolResult) -> Self {
+        Self {
+            blocks: result
+                .content
+                .iter()
+                .filter_map(|b| b.as_text().map(|t| t.text.clone()))
+                .collect(),
+            is_error: result.is_error.unwrap_or(false),
+            denied: result
+                .meta
+                .as_ref()
+                .and_then(|m| m.0.get("denied"))
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+        }
+    }
+
     /// The first text block (the JSON or plain-text payload).
     pub fn text(&self) -> &str {
         self.blocks.first().map_or("", String::as_str)
@@ -353,21 +371,7 @@ impl<S: Send + Sync + 'static> Server<S> {
 
     /// Runs one call synchronously, as `tools/call` would (argument check, handler, error shaping).
     pub fn call(&self, name: &str, args: Value) -> CallOutcome {
-        let result = to_call_result(self.run_tool(name, args));
-        CallOutcome {
-            blocks: result
-                .content
-                .iter()
-                .filter_map(|b| b.as_text().map(|t| t.text.clone()))
-                .collect(),
-            is_error: result.is_error.unwrap_or(false),
-            denied: result
-                .meta
-                .as_ref()
-                .and_then(|m| m.0.get("denied"))
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-        }
+        CallOutcome::read(&to_call_result(self.run_tool(name, args)))
     }
 
     fn run_tool(&self, name: &str, args: Value) -> ToolResult {
