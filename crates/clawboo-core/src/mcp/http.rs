@@ -152,6 +152,12 @@ type Factory = dyn Fn(&Parts) -> Result<McpServer, SessionRefusal> + Send + Sync
 ///
 /// Call [`close_all`](Self::close_all) when the host shuts down, and [`sweep`](Self::sweep) now and
 /// then (every 30 s, say) so idle sessions' servers are closed promptly.
+///
+/// Security: the service checks `Host` and `Origin` ([`HttpOptions`]) and nothing else. Whoever can
+/// reach it can run the tools, and a binding read from the URL is whatever the caller wrote; put
+/// the host's own authentication in front of it, and have the factory refuse
+/// ([`SessionRefusal::forbidden`]) a binding the caller may not have (`serve`'s host requires an
+/// HMAC signature over it).
 #[derive(Clone)]
 pub struct McpHttpService(Arc<EndpointImpl>);
 
