@@ -12,7 +12,9 @@
 //! broker stops waiting for approvals) run when that session ends; serve a fresh server per
 //! session (the HTTP service builds one per `initialize` for this reason).
 //!
-//! Must never: expose rmcp types in its public methods (rmcp's version is not part of the API).
+//! Must never: expose rmcp types in its public methods (rmcp's version is not part of the API), or
+//! fall behind `Server<S>`'s `ServerHandler` implementation: a method overridden there is forwarded
+//! here too.
 
 use std::future::Future;
 use std::pin::Pin;

@@ -455,6 +455,8 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| ErrorData::internal_error(format!("handler failed: {e}"), None))
 }
 
+// Every method overridden here must be forwarded by `erased::Handler` too (the in-process and
+// HTTP paths serve through it).
 impl<S: Send + Sync + 'static> ServerHandler for Server<S> {
     fn get_info(&self) -> ServerConfig {
         let mut capabilities = ServerCapabilities::default();
