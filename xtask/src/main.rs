@@ -42,7 +42,7 @@ pub fn usage(message: String) -> anyhow::Error {
     Usage(message).into()
 }
 
-/// The bins' style (see `clawboo_core::cli`): `xtask: <message>` on stderr, exit 2 for a usage
+/// The bins' style (see `clawboo_core::internal::cli`): `xtask: <message>` on stderr, exit 2 for a usage
 /// error (no verb, an unknown verb or argument), 1 for a verb that failed.
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
