@@ -12,8 +12,10 @@ use clawboo_tests::workspace_root;
 /// Where a source file sits in the architecture.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Layer {
-    /// A bin's `main.rs`: reads nothing but `cli` and `binding`.
+    /// A bin's `main.rs`: reads nothing but `internal::cli` and `ServerKind`.
     Bin,
+    /// clawboo-core's examples and integration tests: programs over the public API only.
+    Client,
     /// `cli/`: what the bins run (arguments, printing, exit codes).
     FrontDoor,
     /// `servers/`: tools declared with `mcp` over repositories.
@@ -27,6 +29,8 @@ enum Layer {
     Leaf,
     /// `xtask` and the test crate: automation, free to print.
     Tooling,
+    /// clawboo-core's `lib.rs`: declares the modules and re-exports the public API from any layer.
+    Root,
 }
 
 /// The layer of `path` (relative to the workspace root), and whether it is test code.
@@ -35,9 +39,14 @@ fn classify(path: &str) -> (Layer, bool) {
         path.ends_with("/tests.rs") || path.contains("/tests/") || path.starts_with("tests/");
     let layer = if path.starts_with("xtask/") || path.starts_with("tests/") {
         Layer::Tooling
+    } else if path.starts_with("crates/clawboo-core/examples/")
+        || path.starts_with("crates/clawboo-core/tests/")
+    {
+        Layer::Client
     } else if let Some(rest) = path.strip_prefix("crates/clawboo-core/src/") {
         let top = rest.split(['/', '.']).next().unwrap_or("");
         match top {
+            "lib" => Layer::Root,
             "cli" | "host" => Layer::FrontDoor,
             "servers" => Layer::Servers,
             "mcp" => Layer::Mcp,
@@ -104,7 +113,10 @@ fn check_line(path: &str, code: &str) -> Vec<&'static str> {
         .any(|m| code.contains(m));
     rule(
         !prints
-            || matches!(layer, Layer::Bin | Layer::FrontDoor | Layer::Tooling)
+            || matches!(
+                layer,
+                Layer::Bin | Layer::FrontDoor | Layer::Tooling | Layer::Client
+            )
             || path.ends_with("src/log.rs")
             || test,
         "print! only in the front doors (bins, cli, xtask) and log",
@@ -140,9 +152,18 @@ fn check_line(path: &str, code: &str) -> Vec<&'static str> {
     }
     if layer == Layer::Bin {
         let reaches_in = code.contains("clawboo_core::")
-            && !code.contains("clawboo_core::cli")
-            && !code.contains("clawboo_core::binding");
-        rule(!reaches_in, "bins use only clawboo_core::cli and ::binding");
+            && !code.contains("clawboo_core::internal::cli")
+            && !code.contains("clawboo_core::ServerKind");
+        rule(
+            !reaches_in,
+            "bins use only clawboo_core::internal::cli and ServerKind",
+        );
+    }
+    if layer == Layer::Client {
+        rule(
+            !code.contains("clawboo_core::internal"),
+            "examples and clawboo-core's tests use the public API only",
+        );
     }
     broken
 }
@@ -296,7 +317,7 @@ fn an_error_text_without_a_wire_tag_is_reported() {
 /// Each rule, fed one line that breaks it, reports it; the same line where it belongs does not.
 #[test]
 fn every_rule_fails_on_a_line_that_breaks_it() {
-    let cases: [(&str, &str, &str); 8] = [
+    let cases: [(&str, &str, &str); 9] = [
         (
             "crates/clawboo-core/src/board/mod.rs",
             "use crate::cli::open_db;",
@@ -335,7 +356,12 @@ fn every_rule_fails_on_a_line_that_breaks_it() {
         (
             "crates/clawboo-mcp-memory/src/main.rs",
             "use clawboo_core::memory::Memory;",
-            "bins use only clawboo_core::cli and ::binding",
+            "bins use only clawboo_core::internal::cli and ServerKind",
+        ),
+        (
+            "crates/clawboo-core/examples/supervisor.rs",
+            "use clawboo_core::internal::scrub;",
+            "examples and clawboo-core's tests use the public API only",
         ),
     ];
     for (path, line, rule) in cases {
@@ -356,7 +382,11 @@ fn every_rule_fails_on_a_line_that_breaks_it() {
         ),
         (
             "crates/clawboo-mcp-memory/src/main.rs",
-            "use clawboo_core::cli::{self, BinInfo};",
+            "use clawboo_core::internal::cli::{self, BinInfo};",
+        ),
+        (
+            "crates/clawboo-core/examples/http_host.rs",
+            r#"println!("listening on {addr}");"#,
         ),
         (
             "crates/clawboo-core/src/servers/memory.rs",

@@ -42,8 +42,8 @@ pub fn usage(message: String) -> anyhow::Error {
     Usage(message).into()
 }
 
-/// The bins' style (see `clawboo_core::cli`): `xtask: <message>` on stderr, exit 2 for a usage
-/// error (no verb, an unknown verb or argument), 1 for a verb that failed.
+/// The bins' style (see `clawboo_core::internal::cli`): `xtask: <message>` on stderr, exit 2 for a
+/// usage error (no verb, an unknown verb or argument), 1 for a verb that failed.
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let outcome = match args.first().map(String::as_str) {

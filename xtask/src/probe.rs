@@ -1,6 +1,10 @@
 //! `cargo xtask probe`: the liveness check of the four servers, as a person would run it.
 //!
-//! Builds the bins (release unless `--debug`), then for each: spawns it over stdio on a fresh
+//! First, in process: builds each server (and ClawBrain) with the library's public constructors on
+//! a fresh temporary database and checks it with the library's own [`clawboo_core::probe`] (an
+//! in-memory MCP client: `initialize` + `tools/list`, both ends closed), so the path an embedding
+//! program takes is checked before any bin is built. Then it builds the bins (release unless
+//! `--debug`), and for each: spawns it over stdio on a fresh
 //! temporary database, times `initialize` + `tools/list`, and checks the advertised name and tool
 //! count; then the memory bin's `clawbrain` mode on a temporary vault (server `clawbrain`, the 7
 //! tools of seed 002 plus `memory_feedback`). Prints one line per server; fails on any mismatch.
@@ -127,9 +131,74 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
             )));
         }
     };
+    probe_in_process()?;
     build_bins(profile)?;
     probe_bins(|bin, db| Server::spawn_command(bin_path(bin), db, &[]))?;
     probe_clawbrain(&bin_path("clawboo-mcp-memory"))
+}
+
+/// Probes the four servers and ClawBrain in process with [`clawboo_core::probe`]: one line each; an
+/// error listing every mismatch. The tools server lists `web_search` too when this process has a
+/// `TAVILY_API_KEY`.
+pub fn probe_in_process() -> anyhow::Result<()> {
+    use clawboo_core::{
+        Db, Embeddings, ToolsOptions, clawbrain_server, memory_server, probe, tasks_server,
+        teamchat_server, tools_server,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start a tokio runtime")?;
+    let search_key = std::env::var("TAVILY_API_KEY").is_ok_and(|k| !k.trim().is_empty());
+    let dir = TempDir::new("probe-in-process");
+    let open = || Db::open(&dir.db_path()).context("cannot open the probe database");
+    let servers = [
+        (tasks_server(open()?, None), EXPECTED[0].2),
+        (
+            memory_server(open()?, &Embeddings::off(), None),
+            EXPECTED[1].2,
+        ),
+        (
+            tools_server(open()?, ToolsOptions::default()),
+            EXPECTED[2].2 + usize::from(search_key),
+        ),
+        (teamchat_server(open()?, None), EXPECTED[3].2),
+        (
+            clawbrain_server(&dir.path().join("memory"), "probe")?,
+            CLAWBRAIN_TOOLS.len(),
+        ),
+    ];
+    let mut failures = Vec::new();
+    println!(
+        "{:<22} {:<18} {:>8} {:>6} {:>8}",
+        "in process", "server", "version", "tools", "ms"
+    );
+    for (server, want) in servers {
+        let name = server.name();
+        let version = server.version();
+        let started = Instant::now();
+        let counted = runtime.block_on(probe(server));
+        let elapsed = started.elapsed().as_secs_f64() * 1000.0;
+        match counted {
+            Ok(tools) => {
+                println!(
+                    "{:<22} {name:<18} {version:>8} {tools:>6} {elapsed:>8.1}",
+                    "  clawboo_core::probe"
+                );
+                if tools != want {
+                    failures.push(format!("in process {name}: {tools} tools, expected {want}"));
+                }
+            }
+            Err(e) => failures.push(format!("in process {name}: {e}")),
+        }
+        if version != VERSION {
+            failures.push(format!(
+                "in process {name}: version {version:?}, expected {VERSION:?}"
+            ));
+        }
+    }
+    verdict(failures, "every server answered in process")
 }
 
 /// What one probe expects of a server: its name and the names of its tools (`None`: only the

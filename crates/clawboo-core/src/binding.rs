@@ -114,7 +114,7 @@ impl ServerKind {
     ];
 
     /// The short name: `tasks`, `memory`, `tools`, `teamchat` (also the HTTP mount's last segment).
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             ServerKind::Tasks => "tasks",
             ServerKind::Memory => "memory",
@@ -128,13 +128,8 @@ impl ServerKind {
         format!("clawboo-{self}")
     }
 
-    /// The server whose bin is named `bin` (`clawboo-mcp-<server>`), if any.
-    pub fn from_bin(bin: &str) -> Option<Self> {
-        bin.strip_prefix("clawboo-mcp-")?.parse().ok()
-    }
-
     /// The binding fields this server reads, in the order they are written.
-    pub fn fields(self) -> &'static [Field] {
+    pub(crate) fn fields(self) -> &'static [Field] {
         match self {
             ServerKind::Tasks => &[SCOPE_TEAM],
             ServerKind::Memory => &[SCOPE_TEAM, SCOPE_AGENT, SCOPE_TENANT],
@@ -196,7 +191,7 @@ pub struct Binding {
 
 impl Binding {
     /// `server`'s binding as `lookup` gives its fields (raw values; the blank rule is applied here).
-    pub fn read(server: ServerKind, lookup: impl Fn(Field) -> Option<String>) -> Self {
+    pub(crate) fn read(server: ServerKind, lookup: impl Fn(Field) -> Option<String>) -> Self {
         let mut values: Vec<(Field, String)> = server
             .fields()
             .iter()
@@ -236,14 +231,14 @@ impl Binding {
     }
 
     /// The value of `field`, if bound.
-    pub fn get(&self, field: Field) -> Option<&str> {
+    pub(crate) fn get(&self, field: Field) -> Option<&str> {
         self.values
             .iter()
             .find(|(f, _)| *f == field)
             .map(|(_, v)| v.as_str())
     }
 
-    /// The environment a spawned bin needs for this binding, in [`ServerKind::fields`] order.
+    /// The environment a spawned bin needs for this binding, in the order the server writes its fields.
     pub fn env_pairs(&self) -> Vec<(&'static str, String)> {
         self.values
             .iter()
@@ -251,7 +246,7 @@ impl Binding {
             .collect()
     }
 
-    /// The query parameters an HTTP URL needs for this binding, in [`ServerKind::fields`] order.
+    /// The query parameters an HTTP URL needs for this binding, in the order the server writes its fields.
     pub fn query_pairs(&self) -> Vec<(&'static str, String)> {
         self.values
             .iter()

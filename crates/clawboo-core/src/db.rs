@@ -485,7 +485,7 @@ impl Db {
     /// Opens (creating if needed) the database file at `path` and its parent folder, applies the
     /// pragmas and brings the schema of `parts` up to date. (`Db::open`, in `crate::schema`, passes
     /// every component.)
-    pub fn open_with_schema(path: &Path, parts: &[SchemaPart]) -> Result<Self, DbError> {
+    pub(crate) fn open_with_schema(path: &Path, parts: &[SchemaPart]) -> Result<Self, DbError> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             if parent.exists() && !parent.is_dir() {
                 return Err(DbError::NotAFolder {
@@ -518,7 +518,7 @@ impl Db {
 
     /// Opens a private in-memory database with the schema of `parts`, for unit tests.
     /// (`Db::open_in_memory`, in `crate::schema`, passes every component.)
-    pub fn open_in_memory_with_schema(parts: &[SchemaPart]) -> Result<Self, DbError> {
+    pub(crate) fn open_in_memory_with_schema(parts: &[SchemaPart]) -> Result<Self, DbError> {
         let conn = Connection::open_in_memory()?;
         conn.execute_batch("PRAGMA foreign_keys = ON")?;
         ensure_schema(&conn, parts)?;
@@ -536,23 +536,26 @@ impl Db {
 
     /// This database stamping its rows from `clock` instead of the system clock (tests; a bin
     /// under test gets [`Clock::from_env`]).
-    pub fn with_clock(mut self, clock: Clock) -> Self {
+    pub(crate) fn with_clock(mut self, clock: Clock) -> Self {
         self.clock = clock;
         self
     }
 
     /// The clock this database's rows are stamped from.
-    pub fn clock(&self) -> &Clock {
+    #[cfg(test)]
+    pub(crate) fn clock(&self) -> &Clock {
         &self.clock
     }
 
     /// The time of this database's clock, in ms since the epoch.
-    pub fn now_ms(&self) -> i64 {
+    pub(crate) fn now_ms(&self) -> i64 {
         self.clock.now_ms()
     }
 
     /// Exclusive use of the connection. A poisoned lock (a panic in an earlier holder) is recovered:
-    /// SQLite's own transaction state, not the mutex, protects the data.
+    /// SQLite's own transaction state, not the mutex, protects the data. Not API: the workspace's
+    /// own tools (`cargo xtask bench`) seed stores through it.
+    #[doc(hidden)]
     pub fn conn(&self) -> Conn<'_> {
         Conn {
             guard: self.conn.lock().unwrap_or_else(|p| p.into_inner()),

@@ -98,7 +98,7 @@ impl BindingKey {
         Self(hmac::Key::new(hmac::HMAC_SHA256, secret.as_bytes()))
     }
 
-    /// The key of the install whose database is `db_path`: [`KEY_ENV`] when set (non-blank), else
+    /// The key of the install whose database is `db_path`: `CLAWBOO_BINDING_KEY` when set (non-blank), else
     /// the key file beside the database, created on first use.
     pub fn load(db_path: &Path, env_key: Option<String>) -> Result<Self, KeyError> {
         if let Some(secret) = env_key {
@@ -125,13 +125,13 @@ impl BindingKey {
     }
 
     /// The signature of `binding`: lowercase hex HMAC-SHA256 of the canonical string.
-    pub fn sign(&self, binding: Signed<'_>) -> String {
+    pub(crate) fn sign(&self, binding: Signed<'_>) -> String {
         let tag = hmac::sign(&self.0, binding.canonical().as_bytes());
         tag.as_ref().iter().map(|b| format!("{b:02x}")).collect()
     }
 
     /// Whether `signature` (hex, either case) signs `binding`. Constant time in the signature.
-    pub fn verify(&self, binding: Signed<'_>, signature: &str) -> bool {
+    pub(crate) fn verify(&self, binding: Signed<'_>, signature: &str) -> bool {
         let Some(tag) = decode_hex(signature.trim()) else {
             return false;
         };

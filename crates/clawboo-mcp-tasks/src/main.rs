@@ -2,8 +2,8 @@
 
 use std::process::ExitCode;
 
-use clawboo_core::binding::ServerKind;
-use clawboo_core::cli::{self, BinInfo};
+use clawboo_core::ServerKind;
+use clawboo_core::internal::cli::{self, BinInfo};
 
 const INFO: BinInfo = BinInfo {
     bin: "clawboo-mcp-tasks",

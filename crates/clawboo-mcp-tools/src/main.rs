@@ -3,8 +3,8 @@
 
 use std::process::ExitCode;
 
-use clawboo_core::binding::ServerKind;
-use clawboo_core::cli::{self, BinInfo, operator};
+use clawboo_core::ServerKind;
+use clawboo_core::internal::cli::{self, BinInfo, operator};
 
 const INFO: BinInfo = BinInfo {
     bin: "clawboo-mcp-tools",

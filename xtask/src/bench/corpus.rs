@@ -19,8 +19,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use clawboo_core::db::Db;
-use clawboo_core::memory::{self, embed};
+use clawboo_core::Db;
+use clawboo_core::internal::memory::{self, embed};
 use clawboo_tests::{Rng, Server, TempDir, bin_path, loopback};
 use serde_json::{Value, json};
 

@@ -8,8 +8,8 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use clawboo_core::db::Db;
-use clawboo_core::memory;
+use clawboo_core::Db;
+use clawboo_core::internal::memory;
 use clawboo_tests::Rng;
 use serde_json::json;
 

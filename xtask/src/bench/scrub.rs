@@ -21,7 +21,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use clawboo_core::scrub::scrub_secrets;
+use clawboo_core::internal::scrub::scrub_secrets;
 use clawboo_tests::{Rng, workspace_root};
 
 /// One row: its name, its unit, its value.

@@ -9,8 +9,8 @@ use std::sync::{Arc, Barrier};
 use std::time::Instant;
 
 use anyhow::bail;
-use clawboo_core::board::{self, NewTask};
-use clawboo_core::db::Db;
+use clawboo_core::Db;
+use clawboo_core::internal::board::{self, NewTask};
 use clawboo_tests::{Rng, TempDir};
 use serde_json::{Value, json};
 

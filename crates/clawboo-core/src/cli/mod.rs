@@ -273,7 +273,7 @@ fn async_runtime(
 
 /// Opens the database named by the environment, or explains in one line why it cannot. Logs, at
 /// `info`, the file it opened. Its clock is the system's, except in a debug build given
-/// `CLAWBOO_TEST_CLOCK_MS` ([`Clock::from_env`]).
+/// `CLAWBOO_TEST_CLOCK_MS` (`Clock::from_env`).
 /// Under `json` the failure is `{"error":…}` on stdout ([`fail`]).
 pub fn open_db(info: &BinInfo, json: bool) -> Result<Db, ExitCode> {
     let opened = default_db_path().and_then(|path| Db::open(&path).map(|db| (db, path)));

@@ -16,7 +16,7 @@
 //! Exit codes: 0 done, 1 not done, 2 usage.
 //!
 //! Owns the front-door half: argument parsing, tables, times shown in UTC, texts and exit codes.
-//! What the commands read and write are typed queries in [`crate::broker::operator`].
+//! What the commands read and write are typed queries in `crate::broker::operator`.
 //! Must never: print a secret a row might still hold; touch SQL.
 
 use std::process::ExitCode;

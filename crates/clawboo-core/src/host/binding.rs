@@ -13,7 +13,7 @@
 //! Must never: bind from anything but the URL of the initialize request.
 
 use crate::binding::{Binding, ServerKind};
-use crate::mcp::http::Refusal;
+use crate::mcp::http::SessionRefusal as Refusal;
 use crate::signature::{BindingKey, SIG_PARAM, Signed};
 
 use super::rest::query_value;

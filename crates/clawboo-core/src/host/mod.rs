@@ -26,9 +26,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use http::{Method, Request, StatusCode, header};
-use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 use serde_json::json;
@@ -36,9 +35,11 @@ use serde_json::json;
 use crate::binding::ServerKind;
 use crate::db::{Clock, Db};
 use crate::log;
-use crate::mcp::http::{HttpOptions, HttpResponse, McpEndpoint, Refusal, json_response};
-use crate::memory::{EmbedConfig, Embedder, Memory};
-use crate::servers::{memory, tasks, teamchat, tools};
+use crate::mcp::http::{
+    self as mcp_http, HttpOptions, HttpResponse, McpHttpService, SessionRefusal as Refusal,
+    json_response,
+};
+use crate::servers::{self, Embeddings, ToolsOptions};
 
 pub use binding::SigningMode;
 
@@ -51,13 +52,13 @@ pub const DEFAULT_PORT: u16 = 18790;
 pub const TOKEN_ENV: &str = "CLAWBOO_HTTP_TOKEN";
 
 /// The largest request body accepted, in bytes (the reference's `express.json({limit:'2mb'})`).
-pub const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
+pub const MAX_BODY_BYTES: usize = mcp_http::DEFAULT_MAX_BODY_BYTES;
 
 /// How long a session may go without traffic before it ends, by default.
-pub const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(30 * 60);
+pub const DEFAULT_SESSION_IDLE: Duration = mcp_http::DEFAULT_SESSION_IDLE;
 
 /// The most live sessions per server, by default.
-pub const DEFAULT_MAX_SESSIONS: usize = 256;
+pub const DEFAULT_MAX_SESSIONS: usize = mcp_http::DEFAULT_MAX_SESSIONS;
 
 /// How the host is set up.
 #[derive(Debug, Clone)]
@@ -205,7 +206,7 @@ struct State {
     addr: SocketAddr,
     token: Option<String>,
     allowed_hosts: Vec<String>,
-    endpoints: Vec<(ServerKind, McpEndpoint)>,
+    endpoints: Vec<(ServerKind, McpHttpService)>,
     db: Option<Arc<Db>>,
     db_path: PathBuf,
     key: Option<BindingKey>,
@@ -282,55 +283,36 @@ fn open_db(path: &std::path::Path) -> Result<Db, Refusal> {
         .map_err(|e| Refusal::internal(format!("cannot open the database: {e}")))
 }
 
-/// The endpoint of one server: a fresh connection and server per session.
+/// The endpoint of one server: a fresh connection and server per session, built by the library's
+/// public constructors and served by the public [`McpHttpService`].
 fn endpoint(
     kind: ServerKind,
     db_path: &std::path::Path,
     options: &HttpOptions,
     verifier: &Arc<binding::Verifier>,
-) -> McpEndpoint {
+) -> McpHttpService {
     let path = db_path.to_path_buf();
     let verifier = Arc::clone(verifier);
-    match kind {
-        ServerKind::Tasks => McpEndpoint::new(
-            move |parts| {
-                let binding = verifier.binding(kind, parts.uri.query())?;
-                Ok(tasks::build(open_db(&path)?, binding.tasks()))
-            },
-            options,
-        ),
-        ServerKind::Memory => {
-            let embedder = Arc::new(Embedder::resolve_in_background(EmbedConfig::from_env()));
-            McpEndpoint::new(
-                move |parts| {
-                    let binding = verifier.binding(kind, parts.uri.query())?;
-                    let own = Embedder::with(embedder.provider().cloned());
-                    Ok(memory::build(
-                        Memory::new(open_db(&path)?, own),
-                        binding.memory(),
-                    ))
-                },
-                options,
-            )
-        }
-        ServerKind::Tools => McpEndpoint::new(
-            move |parts| {
-                let caller = verifier.binding(kind, parts.uri.query())?.tools();
-                let mut config = tools::ToolsConfig::from_env();
-                config.caller.agent_id = caller.agent_id;
-                config.caller.tenant_id = caller.tenant_id;
-                Ok(tools::build(open_db(&path)?, config))
-            },
-            options,
-        ),
-        ServerKind::Teamchat => McpEndpoint::new(
-            move |parts| {
-                let binding = verifier.binding(kind, parts.uri.query())?;
-                Ok(teamchat::build(open_db(&path)?, binding.teamchat()))
-            },
-            options,
-        ),
-    }
+    let embeddings = (kind == ServerKind::Memory).then(Embeddings::from_env);
+    McpHttpService::with_options(
+        move |parts| {
+            let binding = verifier.binding(kind, parts.uri.query())?;
+            let db = open_db(&path)?;
+            Ok(match kind {
+                ServerKind::Tasks => servers::tasks_server(db, binding.tasks()),
+                ServerKind::Memory => servers::memory_server(
+                    db,
+                    embeddings.as_ref().unwrap_or(&Embeddings::off()),
+                    binding.memory(),
+                ),
+                ServerKind::Tools => {
+                    servers::tools_server(db, ToolsOptions::from_env().bound(binding.tools()))
+                }
+                ServerKind::Teamchat => servers::teamchat_server(db, binding.teamchat()),
+            })
+        },
+        options.clone(),
+    )
 }
 
 impl Host {
@@ -503,7 +485,7 @@ impl State {
             return *refused;
         }
         let (parts, body) = request.into_parts();
-        let body = match collect_limited(&parts.headers, body).await {
+        let body = match mcp_http::collect_limited(&parts.headers, body, MAX_BODY_BYTES).await {
             Ok(body) => body,
             Err(response) => return *response,
         };
@@ -515,7 +497,7 @@ impl State {
         if let Some(name) = path.strip_prefix("/api/mcp/")
             && let Some((_, endpoint)) = self.endpoints.iter().find(|(k, _)| k.as_str() == name)
         {
-            return endpoint.handle(request).await;
+            return endpoint.handle_collected(request).await;
         }
         let method = request.method().clone();
         let db = self.db.clone();
@@ -547,43 +529,6 @@ impl State {
             (_, p, _) => error(StatusCode::NOT_FOUND, &format!("no route for {p}")),
         }
     }
-}
-
-/// The request body, refused with 413 as soon as it is known to exceed [`MAX_BODY_BYTES`].
-async fn collect_limited(
-    headers: &http::HeaderMap,
-    mut body: Incoming,
-) -> Result<Bytes, Box<HttpResponse>> {
-    let too_large = || {
-        let mut response = error(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            &format!("request body exceeds {MAX_BODY_BYTES} bytes"),
-        );
-        response.headers_mut().insert(
-            header::CONNECTION,
-            header::HeaderValue::from_static("close"),
-        );
-        response
-    };
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<u64>().ok());
-    if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
-        return Err(Box::new(too_large()));
-    }
-    let mut collected = BytesMut::new();
-    while let Some(frame) = body.frame().await {
-        let frame =
-            frame.map_err(|e| Box::new(error(StatusCode::BAD_REQUEST, &format!("body: {e}"))))?;
-        if let Ok(data) = frame.into_data() {
-            if collected.len() + data.len() > MAX_BODY_BYTES {
-                return Err(Box::new(too_large()));
-            }
-            collected.extend_from_slice(&data);
-        }
-    }
-    Ok(collected.freeze())
 }
 
 #[cfg(test)]

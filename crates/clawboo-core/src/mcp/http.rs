@@ -1,5 +1,8 @@
-//! Serving [`Server`]s over MCP's Streamable HTTP transport (rmcp's own server transport), one
-//! endpoint per server path.
+//! Serving [`McpServer`]s over MCP's Streamable HTTP transport (rmcp's own server transport):
+//! [`McpHttpService`], the service a host mounts at a path of its own router, one per server. The
+//! analogue of the reference's `createStreamableHttpHandlers`; `serve`'s host mounts it at
+//! `/api/mcp/<server>`, a library user wherever it likes (`/mcp/tasks`, `/agents/x/mcp`): the
+//! service never looks at the path.
 //!
 //! Owns: the session rules of the reference's `createStreamableHttpHandlers` on top of rmcp — the
 //! first POST of a session must be `initialize` (else 400 `No valid session; send an initialize
@@ -13,51 +16,53 @@
 //! path: requests carrying `_meta["io.modelcontextprotocol/protocolVersion"]`, `server/discover`)
 //! are served by a fresh server per request.
 //!
-//! Guarantees: a session's server is closed ([`Server::close`], so a handler waiting on a person
+//! Guarantees: a session's server is closed (its close hooks run, so a handler waiting on a person
 //! stops) when the session is deleted, evicted, idles out, or the host shuts down; a factory that
 //! refuses the initialize request (a bad binding) answers 403 with a JSON-RPC error naming why, and
 //! no session is created. `Host` and `Origin` are checked by rmcp too (DNS rebinding), with the
-//! lists the caller gives.
+//! lists the caller gives; by default ([`HttpOptions::default`]) only loopback `Host` names pass and
+//! any request carrying an `Origin` is refused (a browser page cannot drive the tools), so a host
+//! that serves browsers lists its own origins. A body over [`HttpOptions::max_body_bytes`] is
+//! answered 413 without being read whole.
 //!
-//! Must never: read the request body itself beyond the bytes the caller collected (the caller
-//! enforces the size limit); know any domain (servers and bindings come from the factory).
+//! Must never: read a request body past the size limit; know any domain (servers and bindings
+//! come from the factory).
 
-use std::any::Any;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use bytes::BytesMut;
 use http::request::Parts;
-use http::{Method, Request, Response, StatusCode, header};
+use http::{HeaderMap, Method, Request, Response, StatusCode, header};
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
+use hyper::body::Body;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{
     SessionManager, StreamableHttpServerConfig, StreamableHttpService,
 };
 use serde_json::{Value, json};
 
-use super::Server;
+use super::erased::{Handler, McpServer};
 
-/// The body of every response this module (and rmcp) produces.
+/// The body of every response [`McpHttpService`] produces.
 pub type HttpBody = BoxBody<Bytes, Infallible>;
 
 /// A response of this module.
-pub type HttpResponse = Response<HttpBody>;
+pub(crate) type HttpResponse = Response<HttpBody>;
 
 /// The header that carries the session id.
-pub const SESSION_HEADER: &str = "mcp-session-id";
+pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
 
 /// The answer to a POST without a live session that is not `initialize` (seed 003).
-pub const NO_VALID_SESSION: &str = "No valid session; send an initialize request first.";
+pub(crate) const NO_VALID_SESSION: &str = "No valid session; send an initialize request first.";
 
 /// The answer to a GET or DELETE with a missing or unknown session id (seed 003).
-pub const INVALID_SESSION_ID: &str = "Invalid or missing MCP session id.";
+pub(crate) const INVALID_SESSION_ID: &str = "Invalid or missing MCP session id.";
 
 /// The JSON-RPC error code of the session errors.
 const SESSION_ERROR_CODE: i64 = -32000;
@@ -65,8 +70,19 @@ const SESSION_ERROR_CODE: i64 = -32000;
 /// The JSON-RPC error code of a refused binding.
 const BINDING_REFUSED_CODE: i64 = -32001;
 
-/// How an endpoint is bounded and who may reach it.
-#[derive(Debug, Clone)]
+/// How long a session may go without traffic before it ends, by default (a model may think for
+/// minutes between calls; an approval waits up to 2).
+pub(crate) const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(30 * 60);
+
+/// The most live sessions per service, by default.
+pub(crate) const DEFAULT_MAX_SESSIONS: usize = 256;
+
+/// The largest request body accepted by default, in bytes (the reference's
+/// `express.json({limit:'2mb'})`).
+pub(crate) const DEFAULT_MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
+
+/// How an [`McpHttpService`] is bounded and who may reach it.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpOptions {
     /// `Host` values (names or `name:port`) accepted; anything else is 403 (DNS rebinding).
     pub allowed_hosts: Vec<String>,
@@ -76,20 +92,37 @@ pub struct HttpOptions {
     pub session_idle: Duration,
     /// At most this many live sessions per endpoint.
     pub max_sessions: usize,
-    /// The largest request body, in bytes (checked again by rmcp).
+    /// The largest request body, in bytes; a larger one is answered 413.
     pub max_body_bytes: usize,
 }
 
-/// Why a factory built no server: the HTTP status and the message of the JSON-RPC error.
+impl Default for HttpOptions {
+    /// Loopback `Host` names only (`localhost`, `127.0.0.1`, `::1`, any port), no `Origin`
+    /// accepted, sessions idle for 30 minutes end, at most 256 live sessions, 2 MB bodies.
+    fn default() -> Self {
+        Self {
+            allowed_hosts: ["localhost", "127.0.0.1", "::1"]
+                .map(str::to_owned)
+                .to_vec(),
+            allowed_origins: Vec::new(),
+            session_idle: DEFAULT_SESSION_IDLE,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+        }
+    }
+}
+
+/// Why a factory built no server for a session: the HTTP status and the message of the JSON-RPC
+/// error the client reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
+pub struct SessionRefusal {
     /// 403 for a binding the caller may not have, 500 when the server could not be built.
     pub status: StatusCode,
     /// What went wrong, for the client.
     pub message: String,
 }
 
-impl Refusal {
+impl SessionRefusal {
     /// The caller may not open this session (403).
     pub fn forbidden(message: impl Into<String>) -> Self {
         Self {
@@ -109,39 +142,68 @@ impl Refusal {
 
 /// Builds a fresh server from the request that opens a session (or a stateless request): its URL
 /// carries the binding.
-pub type Factory<S> = dyn Fn(&Parts) -> Result<Server<S>, Refusal> + Send + Sync;
+type Factory = dyn Fn(&Parts) -> Result<McpServer, SessionRefusal> + Send + Sync;
 
-type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
-
-trait Endpoint: Send + Sync {
-    fn handle(&self, request: Request<Bytes>) -> BoxFuture<'_, HttpResponse>;
-    fn live_sessions(&self) -> BoxFuture<'_, usize>;
-    fn sweep(&self) -> BoxFuture<'_, ()>;
-    fn close_all(&self) -> BoxFuture<'_, ()>;
-}
-
-/// One server path (`/api/mcp/<server>`): a cheap handle to its sessions.
+/// The service a host mounts at one path of its own router to serve one kind of server over
+/// Streamable HTTP: `POST` (the first one `initialize`, answered with an `mcp-session-id`), `GET`
+/// (the session's event stream) and `DELETE` (end the session). Every session gets a fresh server
+/// from the factory, which is handed the `initialize` request's head, so it can read a binding from
+/// the URL's query. Cheap to clone (clones share the sessions).
+///
+/// Call [`close_all`](Self::close_all) when the host shuts down, and [`sweep`](Self::sweep) now and
+/// then (every 30 s, say) so idle sessions' servers are closed promptly.
+///
+/// Security: the service checks `Host` and `Origin` ([`HttpOptions`]) and nothing else. Whoever can
+/// reach it can run the tools, and a binding read from the URL is whatever the caller wrote; put
+/// the host's own authentication in front of it, and have the factory refuse
+/// ([`SessionRefusal::forbidden`]) a binding the caller may not have (`serve`'s host requires an
+/// HMAC signature over it).
 #[derive(Clone)]
-pub struct McpEndpoint(Arc<dyn Endpoint>);
+pub struct McpHttpService(Arc<EndpointImpl>);
 
-impl std::fmt::Debug for McpEndpoint {
+impl std::fmt::Debug for McpHttpService {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("McpEndpoint")
+        f.write_str("McpHttpService")
     }
 }
 
-impl McpEndpoint {
-    /// An endpoint whose sessions are served by servers `factory` builds.
-    pub fn new<S, F>(factory: F, options: &HttpOptions) -> Self
+impl McpHttpService {
+    /// A service whose sessions are served by the servers `factory` builds, with
+    /// [`HttpOptions::default`].
+    pub fn new<F>(factory: F) -> Self
     where
-        S: Send + Sync + 'static,
-        F: Fn(&Parts) -> Result<Server<S>, Refusal> + Send + Sync + 'static,
+        F: Fn(&Parts) -> Result<McpServer, SessionRefusal> + Send + Sync + 'static,
     {
-        Self(Arc::new(EndpointImpl::new(Arc::new(factory), options)))
+        Self::with_options(factory, HttpOptions::default())
     }
 
-    /// Answers one request (its body already collected within the size limit).
-    pub async fn handle(&self, request: Request<Bytes>) -> HttpResponse {
+    /// A service whose sessions are served by the servers `factory` builds, bounded by `options`.
+    pub fn with_options<F>(factory: F, options: HttpOptions) -> Self
+    where
+        F: Fn(&Parts) -> Result<McpServer, SessionRefusal> + Send + Sync + 'static,
+    {
+        Self(Arc::new(EndpointImpl::new(Arc::new(factory), &options)))
+    }
+
+    /// Answers one request routed to this service (any path: the host chose it). The body is read
+    /// up to [`HttpOptions::max_body_bytes`]; a larger one is answered 413.
+    pub async fn handle<B>(&self, request: Request<B>) -> Response<HttpBody>
+    where
+        B: Body<Data = Bytes>,
+        B::Error: std::fmt::Display,
+    {
+        let (parts, body) = request.into_parts();
+        match collect_limited(&parts.headers, body, self.0.max_body_bytes).await {
+            Ok(body) => {
+                self.handle_collected(Request::from_parts(parts, body))
+                    .await
+            }
+            Err(response) => *response,
+        }
+    }
+
+    /// Answers one request whose body the host already collected within its own limit.
+    pub(crate) async fn handle_collected(&self, request: Request<Bytes>) -> HttpResponse {
         self.0.handle(request).await
     }
 
@@ -152,36 +214,86 @@ impl McpEndpoint {
 
     /// Closes the servers of sessions that ended on their own (idle timeout).
     pub async fn sweep(&self) {
-        self.0.sweep().await
+        self.0.sweep_ended().await
     }
 
-    /// Ends every session (shutdown).
+    /// Ends every session and closes its server (shutdown).
     pub async fn close_all(&self) {
         self.0.close_all().await
     }
 }
 
+/// The request body, refused with 413 as soon as it is known to exceed `limit` bytes (from its
+/// `Content-Length` or the bytes read so far), without reading the rest.
+pub(crate) async fn collect_limited<B>(
+    headers: &HeaderMap,
+    body: B,
+    limit: usize,
+) -> Result<Bytes, Box<HttpResponse>>
+where
+    B: Body<Data = Bytes>,
+    B::Error: std::fmt::Display,
+{
+    let too_large = || {
+        let mut response = json_response(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &json!({ "error": format!("request body exceeds {limit} bytes") }),
+        );
+        response.headers_mut().insert(
+            header::CONNECTION,
+            header::HeaderValue::from_static("close"),
+        );
+        Box::new(response)
+    };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(too_large());
+    }
+    let mut body = std::pin::pin!(body);
+    let mut collected = BytesMut::new();
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| {
+            let message = crate::scrub::scrub_secrets(&format!("body: {e}"));
+            Box::new(json_response(
+                StatusCode::BAD_REQUEST,
+                &json!({ "error": message }),
+            ))
+        })?;
+        if let Ok(data) = frame.into_data() {
+            if collected.len() + data.len() > limit {
+                return Err(too_large());
+            }
+            collected.extend_from_slice(&data);
+        }
+    }
+    Ok(collected.freeze())
+}
+
 tokio::task_local! {
     /// The server prepared for the request being handled, handed to rmcp's factory (which is
     /// called on the same task, inside `handle`).
-    static PREPARED: RefCell<Option<Box<dyn Any + Send>>>;
+    static PREPARED: RefCell<Option<Handler>>;
 }
 
-struct Tracked<S> {
-    server: Server<S>,
+struct Tracked {
+    server: McpServer,
     last_seen: Instant,
 }
 
-struct EndpointImpl<S: Send + Sync + 'static> {
-    service: StreamableHttpService<Server<S>, LocalSessionManager>,
+struct EndpointImpl {
+    service: StreamableHttpService<Handler, LocalSessionManager>,
     manager: Arc<LocalSessionManager>,
-    factory: Arc<Factory<S>>,
-    sessions: Mutex<HashMap<String, Tracked<S>>>,
+    factory: Arc<Factory>,
+    sessions: Mutex<HashMap<String, Tracked>>,
     max_sessions: usize,
+    max_body_bytes: usize,
 }
 
-impl<S: Send + Sync + 'static> EndpointImpl<S> {
-    fn new(factory: Arc<Factory<S>>, options: &HttpOptions) -> Self {
+impl EndpointImpl {
+    fn new(factory: Arc<Factory>, options: &HttpOptions) -> Self {
         let mut manager = LocalSessionManager::default();
         manager.session_config.keep_alive = Some(options.session_idle);
         let manager = Arc::new(manager);
@@ -196,8 +308,6 @@ impl<S: Send + Sync + 'static> EndpointImpl<S> {
                     .try_with(|slot| slot.borrow_mut().take())
                     .ok()
                     .flatten()
-                    .and_then(|prepared| prepared.downcast::<Server<S>>().ok())
-                    .map(|server| *server)
                     .ok_or_else(|| std::io::Error::other("no server was prepared for this request"))
             },
             Arc::clone(&manager),
@@ -209,10 +319,11 @@ impl<S: Send + Sync + 'static> EndpointImpl<S> {
             factory,
             sessions: Mutex::new(HashMap::new()),
             max_sessions: options.max_sessions.max(1),
+            max_body_bytes: options.max_body_bytes,
         }
     }
 
-    fn tracked(&self) -> std::sync::MutexGuard<'_, HashMap<String, Tracked<S>>> {
+    fn tracked(&self) -> std::sync::MutexGuard<'_, HashMap<String, Tracked>> {
         self.sessions.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -312,7 +423,7 @@ impl<S: Send + Sync + 'static> EndpointImpl<S> {
             self.make_room().await;
         }
         let request = Request::from_parts(parts, body);
-        let prepared: Box<dyn Any + Send> = Box::new(server.clone());
+        let prepared = server.handler();
         let response = PREPARED
             .scope(RefCell::new(Some(prepared)), self.delegate(request))
             .await;
@@ -341,49 +452,39 @@ impl<S: Send + Sync + 'static> EndpointImpl<S> {
     }
 }
 
-impl<S: Send + Sync + 'static> Endpoint for EndpointImpl<S> {
-    fn handle(&self, request: Request<Bytes>) -> BoxFuture<'_, HttpResponse> {
-        Box::pin(async move {
-            match *request.method() {
-                Method::POST => self.post(request).await,
-                Method::GET | Method::DELETE => {
-                    let Some(id) = session_id(&request) else {
-                        return session_error(INVALID_SESSION_ID);
-                    };
-                    if !self.is_live(&id).await {
-                        return session_error(INVALID_SESSION_ID);
-                    }
-                    self.touch(&id);
-                    let deleting = request.method() == Method::DELETE;
-                    let response = self.delegate(request).await;
-                    if deleting {
-                        self.end_session(&id).await;
-                    }
-                    response
+impl EndpointImpl {
+    async fn handle(&self, request: Request<Bytes>) -> HttpResponse {
+        match *request.method() {
+            Method::POST => self.post(request).await,
+            Method::GET | Method::DELETE => {
+                let Some(id) = session_id(&request) else {
+                    return session_error(INVALID_SESSION_ID);
+                };
+                if !self.is_live(&id).await {
+                    return session_error(INVALID_SESSION_ID);
                 }
-                _ => self.delegate(request).await,
+                self.touch(&id);
+                let deleting = request.method() == Method::DELETE;
+                let response = self.delegate(request).await;
+                if deleting {
+                    self.end_session(&id).await;
+                }
+                response
             }
-        })
+            _ => self.delegate(request).await,
+        }
     }
 
-    fn live_sessions(&self) -> BoxFuture<'_, usize> {
-        Box::pin(async move {
-            self.sweep_ended().await;
-            self.manager.sessions.read().await.len()
-        })
+    async fn live_sessions(&self) -> usize {
+        self.sweep_ended().await;
+        self.manager.sessions.read().await.len()
     }
 
-    fn sweep(&self) -> BoxFuture<'_, ()> {
-        Box::pin(self.sweep_ended())
-    }
-
-    fn close_all(&self) -> BoxFuture<'_, ()> {
-        Box::pin(async move {
-            let ids: Vec<String> = self.tracked().keys().cloned().collect();
-            for id in ids {
-                self.end_session(&id).await;
-            }
-        })
+    async fn close_all(&self) {
+        let ids: Vec<String> = self.tracked().keys().cloned().collect();
+        for id in ids {
+            self.end_session(&id).await;
+        }
     }
 }
 
@@ -418,7 +519,12 @@ fn is_stateless(message: &Value) -> bool {
 }
 
 /// A JSON-RPC error object as an HTTP response.
-pub fn jsonrpc_error(status: StatusCode, code: i64, message: &str, id: Value) -> HttpResponse {
+pub(crate) fn jsonrpc_error(
+    status: StatusCode,
+    code: i64,
+    message: &str,
+    id: Value,
+) -> HttpResponse {
     let body = json!({ "jsonrpc": "2.0", "error": { "code": code, "message": message }, "id": id });
     json_response(status, &body)
 }
@@ -433,12 +539,16 @@ fn session_error(message: &str) -> HttpResponse {
 }
 
 /// `body` as an `application/json` response.
-pub fn json_response(status: StatusCode, body: &Value) -> HttpResponse {
+pub(crate) fn json_response(status: StatusCode, body: &Value) -> HttpResponse {
     bytes_response(status, "application/json", body.to_string().into_bytes())
 }
 
 /// A response with a body of `content_type`.
-pub fn bytes_response(status: StatusCode, content_type: &str, body: Vec<u8>) -> HttpResponse {
+pub(crate) fn bytes_response(
+    status: StatusCode,
+    content_type: &str,
+    body: Vec<u8>,
+) -> HttpResponse {
     let mut response = Response::new(Full::new(Bytes::from(body)).boxed());
     *response.status_mut() = status;
     if let Ok(value) = header::HeaderValue::from_str(content_type) {

@@ -16,8 +16,10 @@
 //!
 //! Must never: know any domain. Servers declare their tools here; repositories never see MCP.
 
+mod erased;
 mod frame;
 pub mod http;
+pub mod in_memory;
 mod schema;
 pub mod stdio;
 
@@ -36,6 +38,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+pub use erased::{McpServer, serve_stdio};
 pub use schema::input_schema_for;
 
 /// The version every server advertises and every bin reports: the workspace's package version.
@@ -214,6 +217,24 @@ pub struct CallOutcome {
 }
 
 impl CallOutcome {
+    /// What a client reads from a wire result: its text blocks, `isError`, `_meta.denied`.
+    pub(crate) fn read(result: &CallToolResult) -> Self {
+        Self {
+            blocks: result
+                .content
+                .iter()
+                .filter_map(|b| b.as_text().map(|t| t.text.clone()))
+                .collect(),
+            is_error: result.is_error.unwrap_or(false),
+            denied: result
+                .meta
+                .as_ref()
+                .and_then(|m| m.0.get("denied"))
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+        }
+    }
+
     /// The first text block (the JSON or plain-text payload).
     pub fn text(&self) -> &str {
         self.blocks.first().map_or("", String::as_str)
@@ -365,21 +386,7 @@ impl<S: Send + Sync + 'static> Server<S> {
 
     /// Runs one call synchronously, as `tools/call` would (argument check, handler, error shaping).
     pub fn call(&self, name: &str, args: Value) -> CallOutcome {
-        let result = to_call_result(self.run_tool(name, args));
-        CallOutcome {
-            blocks: result
-                .content
-                .iter()
-                .filter_map(|b| b.as_text().map(|t| t.text.clone()))
-                .collect(),
-            is_error: result.is_error.unwrap_or(false),
-            denied: result
-                .meta
-                .as_ref()
-                .and_then(|m| m.0.get("denied"))
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-        }
+        CallOutcome::read(&to_call_result(self.run_tool(name, args)))
     }
 
     fn run_tool(&self, name: &str, args: Value) -> ToolResult {
@@ -502,6 +509,8 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| ErrorData::internal_error(format!("handler failed: {e}"), None))
 }
 
+// Every method overridden here must be forwarded by `erased::Handler` too (the in-process and
+// HTTP paths serve through it).
 impl<S: Send + Sync + 'static> ServerHandler for Server<S> {
     fn get_info(&self) -> ServerConfig {
         let mut capabilities = ServerCapabilities::default();

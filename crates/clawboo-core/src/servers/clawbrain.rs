@@ -20,6 +20,12 @@ pub const SERVER_NAME: &str = "clawbrain";
 
 impl DomainError for BrainError {}
 
+/// Why a ClawBrain vault could not be opened ([`crate::clawbrain_server`]): its text says what and
+/// where. Wire: ours (a library error, never a tool-error).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot open the ClawBrain vault: {0}")]
+pub struct ClawBrainError(#[from] BrainError);
+
 #[derive(Deserialize, JsonSchema)]
 struct StoreArgs {
     /// `entity` for durable facts, `episode` for interaction summaries.

@@ -21,13 +21,16 @@
 //!
 //! Must never: touch SQL (the store does), or let an argument widen a bound scope.
 
+use std::sync::Arc;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::binding::MemoryBinding;
 use crate::mcp::{DomainError, Prompt, Reply, Server, Tool, ToolResult};
 use crate::memory::{
-    Fact, Memory, MemoryError, NewFact, Procedure, ReadScope, SearchMode, TeamView, WriteScope,
+    EmbedConfig, Embedder, Fact, Memory, MemoryError, NewFact, Procedure, ReadScope, SearchMode,
+    TeamView, WriteScope,
 };
 
 /// The server's `serverInfo.name`.
@@ -56,6 +59,36 @@ fn bound_read_scope(bound: &MemoryBinding) -> ReadScope {
             .map_or(TeamView::GlobalOnly, TeamView::Team),
         agent: bound.agent_id.clone(),
         tenant: bound.tenant_id.clone(),
+    }
+}
+
+/// Where a memory server gets its embeddings ([`crate::memory_server`]). Cheap to clone: clones
+/// share one resolution, so a host building a server per session probes the providers once.
+#[derive(Debug, Clone)]
+pub struct Embeddings(Option<Arc<Embedder>>);
+
+impl Embeddings {
+    /// No embeddings: every search is full-text (asked for `vector` or `hybrid`, a search says so).
+    pub fn off() -> Self {
+        Self(None)
+    }
+
+    /// What the `clawboo-mcp-memory` bin uses: Ollama (`OLLAMA_HOST`) when it answers and has the
+    /// model, else OpenAI when `OPENAI_API_KEY` is set, else none (`CLAWBOO_EMBEDDINGS=off` turns
+    /// them off). The probe starts now on a background thread; the first server built waits for
+    /// it (1.5 s at most).
+    pub fn from_env() -> Self {
+        Self(Some(Arc::new(Embedder::resolve_in_background(
+            EmbedConfig::from_env(),
+        ))))
+    }
+
+    /// An embedder with the resolved provider, for one server.
+    pub(crate) fn embedder(&self) -> Embedder {
+        match &self.0 {
+            Some(shared) => Embedder::with(shared.provider().cloned()),
+            None => Embedder::none(),
+        }
     }
 }
 

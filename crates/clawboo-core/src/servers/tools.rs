@@ -15,7 +15,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::binding::{Binding, ServerKind};
+use crate::binding::{Binding, ServerKind, ToolsBinding};
 use crate::broker::availability::AvailabilityContext;
 use crate::broker::builtins::{Builtin, DeletePathArgs, EchoArgs, NoteArgs, WebSearchArgs};
 use crate::broker::compact::CompactionStats;
@@ -72,6 +72,56 @@ impl From<AvailabilityContext> for ToolsConfig {
             },
             env,
         }
+    }
+}
+
+/// How a tools server is set up ([`crate::tools_server`]).
+///
+/// The default: tools are available as the process environment says (`web_search` is listed only
+/// when `TAVILY_API_KEY` is set), calls are anonymous (no agent or tenant on audit rows), nothing is
+/// blocked, and a call that needs a person waits up to 2 minutes.
+#[derive(Debug, Clone, Default)]
+pub struct ToolsOptions {
+    config: ToolsConfig,
+}
+
+impl ToolsOptions {
+    /// What the `clawboo-mcp-tools` bin reads from this process's environment: the binding
+    /// (`CLAWBOO_SCOPE_AGENT_ID`, `CLAWBOO_SCOPE_TENANT_ID`), the blocklist
+    /// (`CLAWBOO_TOOL_BLOCKLIST`) and the approval timings (`CLAWBOO_TOOL_APPROVAL_*`).
+    pub fn from_env() -> Self {
+        Self {
+            config: ToolsConfig::from_env(),
+        }
+    }
+
+    /// Calls as `binding`'s agent and tenant: audit and approval rows name them, and `allow_always`
+    /// grants stick to the agent.
+    pub fn bound(mut self, binding: ToolsBinding) -> Self {
+        self.config.caller.agent_id = binding.agent_id;
+        self.config.caller.tenant_id = binding.tenant_id;
+        self
+    }
+
+    /// Refuses calls to the tools named in `names` (`_meta.denied` says why).
+    pub fn blocked<I, T>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<String>,
+    {
+        self.config.caller.blocklist = names.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// How long a call that needs a person waits for a decision before it is refused
+    /// (`_meta.denied = "approval:timeout"`).
+    pub fn approval_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.config.timings.timeout = timeout;
+        self
+    }
+
+    pub(crate) fn into_config(self) -> ToolsConfig {
+        self.config
     }
 }
 
