@@ -91,17 +91,30 @@ impl Subject {
         }
     }
 
-    /// Spawns the server (our `bin`, or the comparison command) on `db`, without initializing.
-    fn spawn(&self, bin: &str, db: &Path) -> Server {
+    /// The program, arguments and environment that start this subject's `bin`.
+    fn program(&self, bin: &str) -> (PathBuf, &'static [&'static str], Vec<(&'static str, &str)>) {
         match self {
-            Subject::Ours => Server::spawn_command(bin_path(bin), db, &[]),
-            Subject::Vs(cmd) => Server::spawn_program(
+            Subject::Ours => (bin_path(bin), &[], Vec::new()),
+            Subject::Vs(cmd) => (
                 PathBuf::from("sh"),
                 &["-c", "exec $CLAWBOO_BENCH_VS"],
-                db,
-                &[("CLAWBOO_BENCH_VS", cmd.as_str())],
+                vec![("CLAWBOO_BENCH_VS", cmd.as_str())],
             ),
         }
+    }
+
+    /// Spawns the server (our `bin`, or the comparison command) on `db`, without initializing.
+    fn spawn(&self, bin: &str, db: &Path) -> Server {
+        let (program, args, env) = self.program(bin);
+        Server::spawn_program(program, args, db, &env)
+    }
+
+    /// The command that starts the server on `db`, for a client of its own ([`stdio::LeanClient`]).
+    fn command(&self, bin: &str, db: &Path) -> std::process::Command {
+        let (program, args, env) = self.program(bin);
+        let mut command = clawboo_tests::server_command(program, db);
+        command.args(args).envs(env);
+        command
     }
 }
 

@@ -5,10 +5,12 @@
 //! Must never: assert on a time; a workload returns its figure (or `None` when the subject does
 //! not offer the tool) and fails only when an invariant it proves is broken.
 
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Arc, Barrier};
 use std::time::Instant;
 
-use anyhow::bail;
+use anyhow::{Context, anyhow, bail};
 use clawboo_core::Db;
 use clawboo_core::internal::board::{self, NewTask};
 use clawboo_tests::{Rng, TempDir};
@@ -35,27 +37,117 @@ pub fn cold_start(subject: &Subject, bin: &str, tool: Option<&str>) -> anyhow::R
     Ok(matches.then(|| ms(elapsed)))
 }
 
+/// `get_task` round trips per second on one connection, read by a [`LeanClient`].
 pub fn get_task_rate(subject: &Subject, calls: usize) -> anyhow::Result<Option<f64>> {
     let dir = TempDir::new("bench-get");
-    let mut server = subject.spawn("clawboo-mcp-tasks", &dir.db_path());
-    server.initialize();
-    if !offers(&mut server, "get_task") {
+    let mut client = LeanClient::start(subject.command("clawboo-mcp-tasks", &dir.db_path()))?;
+    if !client.offers("get_task")? {
         return Ok(None);
     }
-    let task = server
-        .call("create_task", json!({ "title": "bench" }))
-        .json();
+    let task = client.call("create_task", &json!({ "title": "bench" }))?;
     let args = json!({ "taskId": task["id"] });
     let started = Instant::now();
     for _ in 0..calls {
-        let reply = server.call("get_task", args.clone());
-        if reply.is_error {
-            bail!("get_task failed: {}", reply.text());
-        }
+        client.call("get_task", &args)?;
     }
     let rate = calls as f64 / started.elapsed().as_secs_f64();
-    server.close();
+    client.close();
     Ok(Some(rate))
+}
+
+/// A client that reads the server's answers on the calling thread: no reader thread and no
+/// channel, so a round trip costs the server's time plus the pipe's two wake-ups. The tests'
+/// `Server` client hands every answer from a reader thread to the caller, a wake-up that would
+/// be counted as the server's; the same lean client drives every subject.
+pub struct LeanClient {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    line: String,
+    next_id: u64,
+}
+
+impl LeanClient {
+    /// Starts `command` with piped stdio and completes the `initialize` handshake.
+    pub fn start(mut command: Command) -> anyhow::Result<Self> {
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .context("cannot spawn the server")?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            bail!("the server's stdio is not piped");
+        };
+        let mut client = Self {
+            child,
+            stdin,
+            stdout: BufReader::new(stdout),
+            line: String::new(),
+            next_id: 0,
+        };
+        let params = json!({
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": { "name": "clawboo-bench", "version": clawboo_tests::VERSION }
+        });
+        client.request("initialize", &params)?;
+        client
+            .stdin
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")?;
+        Ok(client)
+    }
+
+    /// Sends a request and reads until its answer; the answer's `result`, or an error.
+    pub fn request(&mut self, method: &str, params: &Value) -> anyhow::Result<Value> {
+        self.next_id += 1;
+        let id = self.next_id;
+        let mut message = serde_json::to_vec(
+            &json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }),
+        )?;
+        message.push(b'\n');
+        self.stdin.write_all(&message)?;
+        loop {
+            self.line.clear();
+            if self.stdout.read_line(&mut self.line)? == 0 {
+                bail!("the server closed stdout before answering {method}");
+            }
+            let mut answer: Value = serde_json::from_str(&self.line).with_context(|| {
+                format!("the server wrote a line that is not JSON: {}", self.line)
+            })?;
+            if answer["id"] == id {
+                return match answer.get_mut("result") {
+                    Some(result) => Ok(result.take()),
+                    None => Err(anyhow!("{method} failed: {answer}")),
+                };
+            }
+        }
+    }
+
+    /// Whether the server lists `tool`.
+    pub fn offers(&mut self, tool: &str) -> anyhow::Result<bool> {
+        let listed = self.request("tools/list", &json!({}))?;
+        Ok(listed["tools"]
+            .as_array()
+            .is_some_and(|tools| tools.iter().any(|t| t["name"] == tool)))
+    }
+
+    /// Calls `tool`; its first text block parsed as JSON (`null` when it is not JSON), or an
+    /// error carrying the tool-error's text.
+    pub fn call(&mut self, tool: &str, args: &Value) -> anyhow::Result<Value> {
+        let result = self.request("tools/call", &json!({ "name": tool, "arguments": args }))?;
+        let text = result["content"][0]["text"].as_str().unwrap_or_default();
+        if result["isError"] == true {
+            bail!("{tool} failed: {text}");
+        }
+        Ok(serde_json::from_str(text).unwrap_or(Value::Null))
+    }
+
+    /// Closes stdin and waits for the server to exit.
+    pub fn close(mut self) {
+        drop(self.stdin);
+        let _ = self.child.wait();
+    }
 }
 
 /// 8 processes claim the same tasks in different orders; claims won per second of wall time.

@@ -500,6 +500,14 @@ fn shape_for_protocol(result: &mut ServerResult, protocol: Option<&ProtocolVersi
     }
 }
 
+/// rmcp's answer to `ping` on a session with the `initialize` lifecycle: an empty result, shaped
+/// for `protocol` as every result is.
+fn ping_result(protocol: Option<&ProtocolVersion>) -> ServerResult {
+    let mut result = ServerResult::empty(());
+    shape_for_protocol(&mut result, protocol);
+    result
+}
+
 /// Moves a blocking piece of work off the async workers and maps a panic to an internal error.
 async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> T + Send + 'static,

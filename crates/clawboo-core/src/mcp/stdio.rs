@@ -8,9 +8,9 @@
 //! `write` (a batch of whole lines). No byte of protocol goes through a pipe twice.
 //!
 //! Inline answers: once the session is up (an `initialize` answered, then
-//! `notifications/initialized` read), a `tools/call` without `_meta` to a server whose handlers
-//! never wait ([`super::ServerBuilder::handlers_never_wait`]) is run on the reader thread itself and
-//! its answer queued there; the reader writes what it has queued just before it next blocks on
+//! `notifications/initialized` read), a `ping` without `_meta`, and a `tools/call` without `_meta`
+//! to a server whose handlers never wait ([`super::ServerBuilder::handlers_never_wait`]), are
+//! answered on the reader thread itself and the answer queued there; the reader writes what it has queued just before it next blocks on
 //! stdin or hands a message to rmcp, so a pipelined burst costs one `write` and no answer is
 //! overtaken by the answer to a later line. A round trip then wakes no thread but the reader:
 //! for the tasks server it is most of the difference to a `cat` on the same pipe. The answer is the
@@ -300,12 +300,12 @@ impl<S: Send + Sync + 'static, W: Write> Reader<S, W> {
                 }
                 self.incoming.blocking_send(*message).is_ok()
             }
-            Taken::Call(id, call) => {
+            Taken::Answer(id, request) => {
                 let mut queued = lock(&self.queued);
                 if queued.closing {
                     return false;
                 }
-                let answer = self.inline.answer(id, *call);
+                let answer = self.inline.answer(id, request);
                 queued.lines.extend_from_slice(&answer);
                 true
             }
@@ -325,8 +325,16 @@ impl<S: Send + Sync + 'static, W: Write> Reader<S, W> {
 enum Taken {
     /// A message for rmcp.
     Pass(Box<RxJsonRpcMessage<RoleServer>>),
-    /// A call the reader answers itself.
-    Call(RequestId, Box<CallToolRequestParams>),
+    /// A request the reader answers itself.
+    Answer(RequestId, InlineRequest),
+}
+
+/// The requests the reader answers itself.
+enum InlineRequest {
+    /// `ping`, on a session with the `initialize` lifecycle (every version before `2026-07-28`).
+    Ping,
+    /// `tools/call` to a server whose handlers never wait.
+    Call(Box<CallToolRequestParams>),
 }
 
 /// The calls the reader answers itself, and what it must know of the session to answer them as
@@ -335,22 +343,25 @@ struct InlineCalls<S> {
     server: Server<S>,
     /// The protocol version rmcp answered `initialize` with: it shapes answers by it.
     protocol: Option<ProtocolVersion>,
-    /// `notifications/initialized` was read after rmcp answered `initialize`, and this server's
-    /// handlers never wait.
+    /// `notifications/initialized` was read after rmcp answered `initialize`.
     up: bool,
+    /// This server's handlers never wait: its `tools/call` are answered here.
+    calls: bool,
 }
 
 impl<S: Send + Sync + 'static> InlineCalls<S> {
     fn new(server: Server<S>) -> Self {
         Self {
+            calls: server.answers_calls_inline(),
             server,
             protocol: None,
             up: false,
         }
     }
 
-    /// Notes what the session's messages tell, and takes a `tools/call` this server answers
-    /// inline (the session is up, the call carries no `_meta`); passes everything else on.
+    /// Notes what the session's messages tell, and takes a `ping` or a `tools/call` this server
+    /// answers inline (the session is up, the request carries no `_meta`); passes everything else
+    /// on.
     /// `negotiated` is the version of rmcp's `initialize` answer, once it has given one.
     fn take(
         &mut self,
@@ -362,8 +373,13 @@ impl<S: Send + Sync + 'static> InlineCalls<S> {
                 if self.up && request.request.get_meta().is_empty() =>
             {
                 match request.request {
-                    ClientRequest::CallToolRequest(call) if call.params.meta.is_none() => {
-                        Taken::Call(request.id, Box::new(call.params))
+                    ClientRequest::PingRequest(_) if has_initialize(self.protocol.as_ref()) => {
+                        Taken::Answer(request.id, InlineRequest::Ping)
+                    }
+                    ClientRequest::CallToolRequest(call)
+                        if self.calls && call.params.meta.is_none() =>
+                    {
+                        Taken::Answer(request.id, InlineRequest::Call(Box::new(call.params)))
                     }
                     other => Taken::Pass(Box::new(JsonRpcMessage::Request(JsonRpcRequest {
                         request: other,
@@ -378,7 +394,7 @@ impl<S: Send + Sync + 'static> InlineCalls<S> {
                 ) && let Some(version) = negotiated
                 {
                     self.protocol = Some(version.clone());
-                    self.up = self.server.answers_calls_inline();
+                    self.up = true;
                 }
                 Taken::Pass(Box::new(JsonRpcMessage::Notification(notification)))
             }
@@ -387,21 +403,31 @@ impl<S: Send + Sync + 'static> InlineCalls<S> {
     }
 
     /// Runs the call and serializes its answer, one line ending in `\n`.
-    fn answer(&self, id: RequestId, call: CallToolRequestParams) -> Vec<u8> {
-        let message: TxJsonRpcMessage<RoleServer> =
-            match self.server.call_inline(call, self.protocol.as_ref()) {
-                Ok(result) => JsonRpcMessage::response(result, id),
-                Err(error) => {
-                    log::error(&format!("{}: {}", self.server.name(), error.message));
-                    JsonRpcMessage::error(error, Some(id))
-                }
-            };
+    fn answer(&self, id: RequestId, request: InlineRequest) -> Vec<u8> {
+        let protocol = self.protocol.as_ref();
+        let result = match request {
+            InlineRequest::Ping => Ok(super::ping_result(protocol)),
+            InlineRequest::Call(call) => self.server.call_inline(*call, protocol),
+        };
+        let message: TxJsonRpcMessage<RoleServer> = match result {
+            Ok(result) => JsonRpcMessage::response(result, id),
+            Err(error) => {
+                log::error(&format!("{}: {}", self.server.name(), error.message));
+                JsonRpcMessage::error(error, Some(id))
+            }
+        };
         let mut line = serde_json::to_vec(&message).unwrap_or_else(|e| {
             frame::error_line(&Value::Null, -32603, &format!("Internal error: {e}"))
         });
         line.push(b'\n');
         line
     }
+}
+
+/// Whether `protocol` (the negotiated version) has the `initialize` lifecycle, under which rmcp
+/// answers `ping` (from `2026-07-28` on it does not).
+fn has_initialize(protocol: Option<&ProtocolVersion>) -> bool {
+    protocol.is_some_and(ProtocolVersion::has_initialize)
 }
 
 /// Locks `mutex`, also after a panic elsewhere (what it guards stays usable: bytes and flags).
@@ -622,9 +648,25 @@ mod tests {
             json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
                    "params": {"name": "shout", "arguments": {"word": 7}}}),
             json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "shout"}}),
+            json!({"jsonrpc": "2.0", "id": 6, "method": "ping"}),
+            json!({"jsonrpc": "2.0", "id": 7, "method": "ping", "params": {}}),
         ];
         for version in ProtocolVersion::KNOWN_VERSIONS {
-            let by_rmcp = conversation(server(false), version.as_str(), &calls);
+            let mut by_rmcp = Vec::new();
+            let mut session = Session::start(server(false));
+            session.send(
+                &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": version.as_str(), "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"}}}),
+            );
+            by_rmcp.push(session.line());
+            // No `notifications/initialized`: the session never counts as up, so rmcp answers
+            // every request, pings included.
+            for call in &calls {
+                session.send(call);
+                by_rmcp.push(session.line());
+            }
+            by_rmcp.extend(session.close());
             let inline = conversation(server(true), version.as_str(), &calls);
             assert_eq!(inline, by_rmcp, "protocol {version}");
             assert_eq!(inline.len(), calls.len() + 1, "{version}: {inline:?}");
