@@ -72,12 +72,12 @@ impl<R: Read> LineReader<R> {
     }
 
     /// The next line or over-long line; `None` at the end of the input. A last line without a
-    /// newline is still a line. `before_read` runs before every read of the input that may block
-    /// (the reader writes what it has answered there, so nothing waits behind a quiet client); its
-    /// error ends the frame with that error.
+    /// newline is still a line. `before_read` runs, given the input, before every read of it that
+    /// may block (the reader writes what it has answered there, so nothing waits behind a quiet
+    /// client); its error ends the frame with that error.
     pub(super) fn next_frame(
         &mut self,
-        before_read: &mut impl FnMut() -> std::io::Result<()>,
+        before_read: &mut impl FnMut(&mut R) -> std::io::Result<()>,
     ) -> std::io::Result<Option<Frame<'_>>> {
         self.line.clear();
         if self.line.capacity() > CHUNK_BYTES * 16 {
@@ -88,7 +88,7 @@ impl<R: Read> LineReader<R> {
                 if self.eof {
                     return Ok(None);
                 }
-                before_read()?;
+                before_read(&mut self.input)?;
                 match self.input.read(&mut self.chunk) {
                     Ok(0) => {
                         self.eof = true;
@@ -361,7 +361,7 @@ mod tests {
     fn frames(input: &[u8], limit: usize) -> Vec<Result<Vec<u8>, Vec<u8>>> {
         let mut reader = LineReader::new(input, limit);
         let mut out = Vec::new();
-        while let Some(frame) = reader.next_frame(&mut || Ok(())).unwrap() {
+        while let Some(frame) = reader.next_frame(&mut |_| Ok(())).unwrap() {
             out.push(match frame {
                 Frame::Line(line) => Ok(line.to_vec()),
                 Frame::Oversized { head } => Err(head.to_vec()),
@@ -474,10 +474,10 @@ mod tests {
     fn the_reader_never_holds_more_than_the_limit() {
         let mut reader = LineReader::new(std::io::repeat(b'z').take(50_000_000), 1 << 20);
         assert!(matches!(
-            reader.next_frame(&mut || Ok(())).unwrap(),
+            reader.next_frame(&mut |_| Ok(())).unwrap(),
             Some(Frame::Oversized { .. })
         ));
-        assert!(reader.next_frame(&mut || Ok(())).unwrap().is_none());
+        assert!(reader.next_frame(&mut |_| Ok(())).unwrap().is_none());
         assert!(
             reader.line.capacity() <= 1 << 20,
             "{}",

@@ -157,21 +157,39 @@ pub async fn serve<S: Send + Sync + 'static>(server: Server<S>) -> Result<(), Se
     serve_streams(server, stdin, std::io::stdout(), MAX_LINE_BYTES).await
 }
 
+/// An input the reader serves from.
+pub(crate) trait Input: Read + Send + 'static {
+    /// Called when the reader has just written answers of its own and is about to block on the
+    /// input: the client, which has them, may send its next request at once. By default nothing.
+    fn linger(&mut self) {}
+}
+
+impl Input for std::io::PipeReader {}
+
 /// How long the reader looks for the next request before it sleeps in `read`.
 const EAGER_WAIT: std::time::Duration = std::time::Duration::from_micros(100);
 
-/// stdin, read after a short look for input: for up to [`EAGER_WAIT`] the reader asks (`poll`
-/// with no timeout, yielding the core between asks) whether a line has arrived before it blocks.
-/// A client that sends its next request right after reading an answer (a burst of calls, a
-/// supervisor's probes) then finds the reader awake: on a virtual machine, waking a sleeping
-/// thread costs tens of microseconds, more than a `get_task` itself. The cost is at most
-/// [`EAGER_WAIT`] of one core after each batch of answers, given up to any other runnable thread.
+/// stdin, which lingers: after the reader has written answers of its own (a `ping`, a call of a
+/// server whose handlers never wait), it asks for up to [`EAGER_WAIT`] (`poll` with no timeout,
+/// yielding the core between asks) whether the next line has arrived before it blocks. A client
+/// that sends its next request right after reading an answer (a burst of calls, a supervisor's
+/// probes) then finds the reader awake: on a virtual machine, waking a sleeping thread costs tens
+/// of microseconds, more than a `get_task` itself. After a message handed to rmcp it does not
+/// linger: the answer comes from other threads, which need the cores more. The cost is at most
+/// [`EAGER_WAIT`] of one core after each batch of inline answers, given up to any other runnable
+/// thread.
 struct EagerStdin {
     stdin: std::io::Stdin,
 }
 
 impl Read for EagerStdin {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.stdin.read(buf)
+    }
+}
+
+impl Input for EagerStdin {
+    fn linger(&mut self) {
         #[cfg(target_os = "linux")]
         {
             use std::os::fd::AsRawFd;
@@ -186,7 +204,6 @@ impl Read for EagerStdin {
                 std::thread::yield_now();
             }
         }
-        self.stdin.read(buf)
     }
 }
 
@@ -203,7 +220,7 @@ pub async fn serve_streams<S, R, W>(
 ) -> Result<(), ServeError>
 where
     S: Send + Sync + 'static,
-    R: Read + Send + 'static,
+    R: Input,
     W: Write + Send + 'static,
 {
     let (in_tx, in_rx) = mpsc::channel(INBOUND_QUEUE);
@@ -278,12 +295,17 @@ struct Reader<S, W> {
 }
 
 impl<S: Send + Sync + 'static, W: Write> Reader<S, W> {
-    fn run<R: Read>(mut self, input: R, max_line: usize) {
+    fn run<R: Input>(mut self, input: R, max_line: usize) {
         let mut lines = LineReader::new(input, max_line);
         let (queued, output) = (Arc::clone(&self.queued), Arc::clone(&self.output));
-        let mut write_answers = || write_queued(&queued, &output);
+        let mut before_read = |input: &mut R| {
+            if write_queued(&queued, &output)? {
+                input.linger();
+            }
+            Ok(())
+        };
         loop {
-            let inbound = match lines.next_frame(&mut write_answers) {
+            let inbound = match lines.next_frame(&mut before_read) {
                 Ok(Some(Frame::Line(line))) => frame::classify(line),
                 Ok(Some(Frame::Oversized { head })) => {
                     log::warn(&format!(
@@ -306,7 +328,7 @@ impl<S: Send + Sync + 'static, W: Write> Reader<S, W> {
                 break;
             }
         }
-        if let Err(e) = write_answers() {
+        if let Err(e) = write_queued(&self.queued, &self.output) {
             log::warn(&format!("writing stdout failed: {e}"));
         }
     }
@@ -471,18 +493,18 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Writes and flushes the reader's queued answers, if any.
-fn write_queued<W: Write>(queued: &Mutex<Queued>, output: &Mutex<W>) -> std::io::Result<()> {
+/// Writes and flushes the reader's queued answers, if any; whether there were any.
+fn write_queued<W: Write>(queued: &Mutex<Queued>, output: &Mutex<W>) -> std::io::Result<bool> {
     let mut queued = lock(queued);
     if queued.lines.is_empty() {
-        return Ok(());
+        return Ok(false);
     }
     let mut output = lock(output);
     let written = output
         .write_all(&queued.lines)
         .and_then(|()| output.flush());
     queued.lines.clear();
-    written
+    written.map(|()| true)
 }
 
 /// The writer thread: every line rmcp has ready goes out in one `write`, then a flush.
