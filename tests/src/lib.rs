@@ -158,6 +158,29 @@ pub struct ToolReply {
 }
 
 impl ToolReply {
+    /// Shapes the `result` of a `tools/call`; panics when it has no `isError`.
+    pub fn from_result(result: Value) -> Self {
+        let blocks = result["content"]
+            .as_array()
+            .map(|blocks| {
+                blocks
+                    .iter()
+                    .filter_map(|b| b["text"].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let is_error = result["isError"]
+            .as_bool()
+            .unwrap_or_else(|| panic!("isError missing from {result}"));
+        let denied = result["_meta"]["denied"].as_str().map(str::to_owned);
+        ToolReply {
+            raw: result,
+            blocks,
+            is_error,
+            denied,
+        }
+    }
+
     /// The first text block.
     pub fn text(&self) -> &str {
         self.blocks.first().map_or("", String::as_str)
@@ -389,25 +412,7 @@ impl Server {
             .get("result")
             .cloned()
             .unwrap_or_else(|| panic!("tools/call returned a JSON-RPC error: {response}"));
-        let blocks = result["content"]
-            .as_array()
-            .map(|blocks| {
-                blocks
-                    .iter()
-                    .filter_map(|b| b["text"].as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let is_error = result["isError"]
-            .as_bool()
-            .unwrap_or_else(|| panic!("isError missing from {result}"));
-        let denied = result["_meta"]["denied"].as_str().map(str::to_owned);
-        ToolReply {
-            raw: result,
-            blocks,
-            is_error,
-            denied,
-        }
+        ToolReply::from_result(result)
     }
 
     /// Closes stdin and waits for the process to exit.

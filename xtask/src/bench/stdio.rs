@@ -13,7 +13,7 @@ use std::time::Instant;
 use anyhow::{Context, anyhow, bail};
 use clawboo_core::Db;
 use clawboo_core::internal::board::{self, NewTask};
-use clawboo_tests::{Rng, TempDir};
+use clawboo_tests::{Rng, TempDir, ToolReply};
 use serde_json::{Value, json};
 
 use super::{Subject, ms, offers};
@@ -44,7 +44,9 @@ pub fn get_task_rate(subject: &Subject, calls: usize) -> anyhow::Result<Option<f
     if !client.offers("get_task")? {
         return Ok(None);
     }
-    let task = client.call("create_task", &json!({ "title": "bench" }))?;
+    let task = client
+        .call("create_task", &json!({ "title": "bench" }))?
+        .json();
     let args = json!({ "taskId": task["id"] });
     let started = Instant::now();
     for _ in 0..calls {
@@ -132,15 +134,14 @@ impl LeanClient {
             .is_some_and(|tools| tools.iter().any(|t| t["name"] == tool)))
     }
 
-    /// Calls `tool`; its first text block parsed as JSON (`null` when it is not JSON), or an
-    /// error carrying the tool-error's text.
-    pub fn call(&mut self, tool: &str, args: &Value) -> anyhow::Result<Value> {
+    /// Calls `tool`; what the model reads, or an error carrying the tool-error's text.
+    pub fn call(&mut self, tool: &str, args: &Value) -> anyhow::Result<ToolReply> {
         let result = self.request("tools/call", &json!({ "name": tool, "arguments": args }))?;
-        let text = result["content"][0]["text"].as_str().unwrap_or_default();
-        if result["isError"] == true {
-            bail!("{tool} failed: {text}");
+        let reply = ToolReply::from_result(result);
+        if reply.is_error {
+            bail!("{tool} failed: {}", reply.text());
         }
-        Ok(serde_json::from_str(text).unwrap_or(Value::Null))
+        Ok(reply)
     }
 
     /// Closes stdin and waits for the server to exit.

@@ -164,6 +164,7 @@ pub(crate) trait Input: Read + Send + 'static {
     fn linger(&mut self) {}
 }
 
+#[cfg(test)]
 impl Input for std::io::PipeReader {}
 
 /// How long the reader looks for the next request before it sleeps in `read`.
