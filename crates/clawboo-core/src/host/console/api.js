@@ -73,6 +73,7 @@ export const del = (path) => request("DELETE", path);
 /** Says what happened in the page's one status line (role=status, read out by screen readers). */
 export function say(text, isError) {
   const status = document.getElementById("status");
+  delete status.dataset.initial;
   status.textContent = text;
   status.classList.toggle("error", Boolean(isError));
 }
@@ -80,6 +81,16 @@ export function say(text, isError) {
 /** Says why an action failed. */
 export function sayError(what, error) {
   say(what + ": " + (error && error.message ? error.message : String(error)), true);
+}
+
+/** Marks the page as showing data (tests wait for body[data-loaded]); ends the first "loading…". */
+export function loaded() {
+  document.body.dataset.loaded = "1";
+  const status = document.getElementById("status");
+  if (status.dataset.initial !== undefined) {
+    delete status.dataset.initial;
+    status.textContent = "";
+  }
 }
 
 // ---- DOM building (text only) ----
@@ -112,7 +123,7 @@ export function el(tag, props, ...children) {
         node.setAttribute("href", value);
         break;
       case "onclick": node.addEventListener("click", value); break;
-      case "type": case "id": case "hidden": case "disabled": case "checked": case "value":
+      case "type": case "id": case "hidden": case "disabled": case "checked": case "value": case "scope":
         node[name] = value;
         break;
       default: throw new Error("el: unknown prop " + name);
@@ -125,7 +136,7 @@ export function el(tag, props, ...children) {
   return node;
 }
 
-const LONG_TEXT = 280;
+const LONG_TEXT = 200;
 
 /** A text block; a long one shows its start and opens (as a <details>) to the whole text. */
 export function longText(text, cls) {

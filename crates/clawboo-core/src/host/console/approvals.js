@@ -3,7 +3,7 @@
 // did what). Also the pending count shown in the navigation from every view.
 "use strict";
 
-import { get, post, seg, el, reconcile, age, time, duration, orDash, longText, Pager, serial, say, sayError } from "./api.js";
+import { get, post, seg, el, reconcile, age, time, duration, orDash, longText, Pager, serial, say, sayError, loaded } from "./api.js";
 
 const DECISIONS = [["allow_once", "Allow once", "allow", "approve-once"], ["allow_always", "Allow always", "allow", "approve-always"], ["deny", "Deny", "deny", "deny"]];
 
@@ -55,7 +55,7 @@ const loadPending = serial(async () => {
     if (!visible()) return;
     reconcile($("approvals-pending"), approvals, (a) => a.id, pendingRow);
     $("approvals-empty").hidden = approvals.length > 0;
-    document.body.dataset.loaded = "1";
+    loaded();
   } catch (e) {
     sayError("could not read the approvals", e);
   }

@@ -2,7 +2,7 @@
 // dialog (description, comments, dependencies both ways, ancestor chain), and "add comment".
 "use strict";
 
-import { get, post, seg, el, reconcile, age, time, duration, orDash, Pager, serial, say, sayError, route } from "./api.js";
+import { get, post, seg, el, reconcile, age, time, duration, orDash, Pager, serial, say, sayError, route, loaded } from "./api.js";
 
 /** The stored statuses in the board's canonical order; any other status seen gets a column too. */
 const STATUSES = ["backlog", "todo", "in_progress", "in_review", "blocked", "done", "cancelled"];
@@ -59,9 +59,9 @@ function card(t) {
   return el("button", { type: "button", class: "card", testid: "task-card", data: { taskId: t.id, status: t.status }, onclick: (e) => openTask(t.id, e.currentTarget) },
     el("span", { class: "card-title", text: t.title === "" ? "(untitled)" : orDash(t.title) }),
     el("span", { class: "card-meta" },
-      el("span", { class: "prio", text: "P" + orDash(t.priority), title: "priority (higher is more urgent)" }),
-      " · ", el("span", { class: "who", text: assignee(t) }),
-      filters.team ? null : el("span", { class: "team", text: " · " + orDash(t.teamId) })),
+      el("span", { class: "pill", text: "P" + orDash(t.priority), title: "priority (higher is more urgent)" }),
+      el("span", { class: "who", text: assignee(t) })),
+    filters.team ? null : el("span", { class: "card-team", text: "team " + orDash(t.teamId) }),
     el("span", { class: "card-foot" }, age(t.createdAt), ...marks(t)));
 }
 
@@ -103,7 +103,7 @@ function render() {
   }
   $("board-empty").hidden = pager.items.length > 0;
   $("board-load-more").hidden = !pager.cursor;
-  document.body.dataset.loaded = "1";
+  loaded();
 }
 
 async function load(how) {

@@ -3,7 +3,7 @@
 // every table).
 "use strict";
 
-import { get, el, reconcile, bytes, orDash, fillDl, serial, sayError } from "./api.js";
+import { get, el, reconcile, bytes, orDash, fillDl, serial, sayError, loaded } from "./api.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -34,7 +34,7 @@ const load = serial(async () => {
     table($("health-schema"), data.schema, orDash);
     table($("health-rows"), data.rows, (n) => (typeof n === "number" ? n.toLocaleString() : orDash(n)));
     table($("health-sessions"), data.sessions, orDash);
-    document.body.dataset.loaded = "1";
+    loaded();
   } catch (e) {
     sayError("could not read the health", e);
   }

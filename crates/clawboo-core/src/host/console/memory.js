@@ -3,7 +3,7 @@
 // and seeding by hand.
 "use strict";
 
-import { get, post, del, seg, el, reconcile, time, orDash, longText, Pager, serial, say, sayError } from "./api.js";
+import { get, post, del, seg, el, reconcile, time, orDash, longText, Pager, serial, say, sayError, loaded } from "./api.js";
 
 const SEARCH_LIMIT = 50;
 const CONFIRM_NAMES = 10;
@@ -50,7 +50,7 @@ function row(entry) {
     renderToolbar();
   });
   return el("tr", { testid: "memory-row", data: { id: entry.id, kind: entry.kind } },
-    el("td", {}, box),
+    el("td", { class: "pick" }, box),
     el("td", {},
       el("span", { class: "pill", text: entry.kind === "procedure" ? "procedure" : "fact" }),
       typeof entry.version === "number" ? el("span", { class: "muted", text: " v" + entry.version }) : null,
@@ -96,7 +96,7 @@ function render() {
       searchInfo.degraded ? el("span", { class: "warn", testid: "memory-degraded", text: " · fell back: " + searchInfo.degraded }) : null);
   }
   renderToolbar();
-  document.body.dataset.loaded = "1";
+  loaded();
 }
 
 async function list(how) {

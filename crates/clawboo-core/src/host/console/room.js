@@ -2,7 +2,7 @@
 // on demand), agents' posts marked as narration, and a composer for the operator.
 "use strict";
 
-import { get, post, seg, el, reconcile, age, time, orDash, serial, say, sayError, route } from "./api.js";
+import { get, post, seg, el, reconcile, age, time, orDash, serial, say, sayError, route, loaded } from "./api.js";
 
 const KINDS = { peer: "agent", system: "system", user: "operator" };
 const PAGE = 100;
@@ -109,7 +109,7 @@ async function open(name) {
     renderPosts();
     const box = $("room-posts");
     box.scrollTop = box.scrollHeight;
-    document.body.dataset.loaded = "1";
+    loaded();
   } catch (e) {
     sayError("could not read the room", e);
   }
