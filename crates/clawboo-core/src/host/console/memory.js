@@ -155,7 +155,7 @@ async function remove(entries) {
   if (!entries.length) return;
   const back = document.activeElement;
   const what = entries.length === 1 ? "Delete this " + (entries[0].kind === "procedure" ? "procedure version" : "fact") + "?" : "Delete these " + entries.length + " entries?";
-  const sure = await confirmDelete(what + " Agents stop seeing it on their next run; this cannot be undone.", entries.map((e) => orDash(e.title)));
+  const sure = await confirmDelete(what + " Agents stop seeing " + (entries.length === 1 ? "it" : "them") + " on their next run; this cannot be undone.", entries.map((e) => orDash(e.title)));
   if (!sure) {
     if (back && back.isConnected) back.focus();
     return;

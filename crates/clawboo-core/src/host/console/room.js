@@ -13,6 +13,8 @@ const $ = (id) => document.getElementById(id);
 let team = null;
 let posts = [];
 let rooms = [];
+let opening = false; // the open room's first page is on its way: catching up waits for it
+let missed = false; // a change came while it was on its way
 
 function lastSeq() {
   return posts.length ? posts[posts.length - 1].seq : 0;
@@ -21,7 +23,7 @@ function lastSeq() {
 function roomLink(r) {
   const link = el("a", { href: route("room", r.teamId), testid: "room-link", data: { team: r.teamId } },
     el("span", { class: "room-name", text: orDash(r.teamId) }),
-    el("span", { class: "muted" }, String(r.posts) + " posts", r.lastAt ? " · " : "", r.lastAt ? age(r.lastAt, " ago") : null));
+    el("span", { class: "muted" }, String(r.posts) + (r.posts === 1 ? " post" : " posts"), r.lastAt ? " · " : "", r.lastAt ? age(r.lastAt, " ago") : null));
   if (r.teamId === team) link.setAttribute("aria-current", "true");
   return el("li", {}, link);
 }
@@ -73,10 +75,15 @@ const loadRooms = serial(async () => {
 const catchUp = serial(async () => {
   const room = team;
   if (room === null) return;
+  if (opening) {
+    missed = true;
+    return;
+  }
   const box = $("room-posts");
   try {
     for (;;) {
-      const data = await get("/api/teamchat/" + seg(room), { sinceSeq: lastSeq(), limit: CATCH_UP });
+      // An empty room has no seq to start after: ask for its newest posts.
+      const data = await get("/api/teamchat/" + seg(room), lastSeq() ? { sinceSeq: lastSeq(), limit: CATCH_UP } : { limit: CATCH_UP });
       if (room !== team) return;
       const atBottom = box.scrollHeight - box.scrollTop - box.clientHeight < NEAR_BOTTOM_PX;
       const fresh = Array.isArray(data.posts) ? data.posts : [];
@@ -102,6 +109,8 @@ async function open(name) {
   $("room-input").disabled = false;
   $("room-send").disabled = false;
   renderRooms();
+  opening = true;
+  missed = false;
   try {
     const data = await get("/api/teamchat/" + seg(name), { limit: PAGE });
     if (name !== team) return;
@@ -112,6 +121,11 @@ async function open(name) {
     loaded();
   } catch (e) {
     sayError("could not read the room", e);
+  } finally {
+    if (name === team) {
+      opening = false;
+      if (missed) catchUp();
+    }
   }
 }
 
