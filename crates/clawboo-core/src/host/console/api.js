@@ -403,7 +403,9 @@ export function streamEvents(onChange, onState) {
         }
       }
     } catch (e) {
-      failure = abort.signal.aborted ? "the event stream went quiet" : e.message || String(e);
+      if (abort.signal.aborted) failure = "the event stream went quiet";
+      else if (e instanceof TypeError) failure = "cannot reach the host";
+      else failure = e.message || String(e);
     } finally {
       clearTimeout(quiet);
     }

@@ -32,8 +32,8 @@ function expiresText(expiresAt) {
 function pendingRow(a) {
   const buttons = [];
   const row = el("tr", { testid: "approval-row", data: { id: a.id } },
-    el("td", { text: orDash(a.toolName) }),
-    el("td", { text: orDash(a.agentId) }),
+    el("td", { class: "name", text: orDash(a.toolName) }),
+    el("td", { class: "name", text: orDash(a.agentId) }),
     el("td", { class: "code" }, longText(a.argsSummary, "text")),
     el("td", { text: orDash(a.reason) }),
     el("td", {}, age(a.createdAt)),
@@ -98,10 +98,10 @@ const audit = new Pager(async (cursor, limit) => {
 function auditRow(r) {
   return el("tr", { testid: "audit-row", data: { id: r.id } },
     el("td", { class: "nowrap", text: time(r.createdAt) }),
-    el("td", { text: orDash(r.toolName) }),
-    el("td", { text: orDash(r.agentId) }),
+    el("td", { class: "name", text: orDash(r.toolName) }),
+    el("td", { class: "name", text: orDash(r.agentId) }),
     el("td", { text: orDash(r.phase) }),
-    el("td", { text: orDash(r.decision) }),
+    el("td", { class: "name", text: orDash(r.decision) }),
     el("td", { text: r.isError ? "yes" : "no", class: r.isError ? "warn" : null }),
     el("td", { class: "code" }, longText(r.argsSummary != null ? r.argsSummary : r.resultSummary, "text")));
 }
@@ -135,8 +135,8 @@ const actions = new Pager(async (cursor, limit) => {
 function actionRow(a) {
   return el("tr", { testid: "action-row", data: { id: a.id } },
     el("td", { class: "nowrap", text: time(a.createdAt) }),
-    el("td", { text: orDash(a.actor) }),
-    el("td", { text: orDash(a.action) }),
+    el("td", { class: "name", text: orDash(a.actor) }),
+    el("td", { class: "name", text: orDash(a.action) }),
     el("td", { class: "code", text: orDash(a.target) }));
 }
 

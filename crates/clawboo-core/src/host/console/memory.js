@@ -58,7 +58,7 @@ function row(entry) {
     el("td", { class: "title" }, longText(entry.title, "strong")),
     el("td", { class: "content" }, longText(entry.content, "text")),
     el("td", {}, ...(Array.isArray(entry.tags) ? entry.tags : []).map((t) => el("span", { class: "tag", text: t }))),
-    el("td", { text: scopeText(entry.scope) }),
+    el("td", { class: "name", text: scopeText(entry.scope) }),
     el("td", { class: "nowrap" },
       time(entry.updatedAt || entry.createdAt),
       typeof entry.score === "number" ? el("div", { class: "muted", text: "score " + entry.score.toFixed(3) }) : null),
