@@ -111,6 +111,7 @@ async function open(name) {
   renderRooms();
   opening = true;
   missed = false;
+  $("room-post-list").setAttribute("aria-busy", "true");
   try {
     const data = await get("/api/teamchat/" + seg(name), { limit: PAGE });
     if (name !== team) return;
@@ -123,6 +124,7 @@ async function open(name) {
     sayError("could not read the room", e);
   } finally {
     if (name === team) {
+      $("room-post-list").removeAttribute("aria-busy");
       opening = false;
       if (missed) catchUp();
     }
@@ -133,6 +135,8 @@ async function older() {
   const room = team;
   if (room === null || !posts.length) return;
   const box = $("room-posts");
+  const list = $("room-post-list");
+  list.setAttribute("aria-busy", "true");
   try {
     const data = await get("/api/teamchat/" + seg(room), { beforeSeq: posts[0].seq, limit: PAGE });
     if (room !== team) return;
@@ -143,6 +147,8 @@ async function older() {
     box.scrollTop = top + (box.scrollHeight - height);
   } catch (e) {
     sayError("could not read older posts", e);
+  } finally {
+    list.removeAttribute("aria-busy");
   }
 }
 
