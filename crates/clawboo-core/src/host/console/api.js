@@ -40,10 +40,9 @@ export function seg(value) {
 async function request(method, path, body) {
   const headers = authHeaders();
   const init = { method, headers, cache: "no-store" };
-  if (body !== undefined) {
-    headers["Content-Type"] = "application/json";
-    init.body = JSON.stringify(body);
-  }
+  // The contract wants this type on every mutation, a DELETE without a body included.
+  if (method !== "GET") headers["Content-Type"] = "application/json";
+  if (body !== undefined) init.body = JSON.stringify(body);
   let response;
   try {
     response = await fetch(path, init);
