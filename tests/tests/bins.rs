@@ -1,4 +1,4 @@
-//! What every one of the four bins does as a process: `--help` and `--version`, an unknown flag,
+//! What every one of the bins does as a process: `--help` and `--version`, an unknown flag,
 //! stdin EOF and SIGTERM (exit 0, database sound), a database that cannot be opened (one line on
 //! stderr, a non-zero exit, never a panic), what it logs at start-up, and tool descriptions that
 //! agree with the schemas beside them.
@@ -6,7 +6,8 @@
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use clawboo_tests::{BINS, Server, TempDir, VERSION, bin_path, integrity_check};
+use clawboo_core::ServerKind;
+use clawboo_tests::{Server, TempDir, VERSION, bin_path, bins, integrity_check, tools_of};
 use serde_json::{Value, json};
 
 /// Runs `bin` with `args` on the database `db`, stdin closed, and collects its output.
@@ -26,7 +27,7 @@ fn text(bytes: &[u8]) -> String {
 
 #[test]
 fn help_and_version_exit_zero_without_touching_the_database() {
-    for bin in BINS {
+    for bin in bins() {
         let dir = TempDir::new("bins-help");
         let db = dir.db_path();
         for flag in ["--help", "-h"] {
@@ -63,7 +64,7 @@ fn help_and_version_exit_zero_without_touching_the_database() {
 
 #[test]
 fn an_unknown_flag_exits_2_with_one_line_on_stderr() {
-    for bin in BINS {
+    for bin in bins() {
         let dir = TempDir::new("bins-flag");
         let out = run(bin, &["--no-such-flag"], &dir.db_path());
         assert_eq!(out.status.code(), Some(2), "{bin}");
@@ -86,7 +87,7 @@ fn busy_server(bin: &str, db: &Path, writes: usize) -> Server {
     let mut server = Server::spawn(bin, db, &[("RUST_LOG", "error")]);
     let tools = server.list_tools();
     if bin == "clawboo-mcp-tasks" {
-        assert_eq!(tools.len(), 12);
+        assert_eq!(tools.len(), tools_of(ServerKind::Tasks).len());
         for i in 0..writes {
             server.send_request(
                 "tools/call",
@@ -106,7 +107,7 @@ fn task_count(db: &Path) -> i64 {
 
 #[test]
 fn stdin_eof_exits_zero_and_leaves_a_sound_database() {
-    for bin in BINS {
+    for bin in bins() {
         let dir = TempDir::new("bins-eof");
         let db = dir.db_path();
         let status = busy_server(bin, &db, 20).close();
@@ -118,7 +119,7 @@ fn stdin_eof_exits_zero_and_leaves_a_sound_database() {
 
 #[test]
 fn stdin_closed_before_initialize_is_a_quiet_clean_exit() {
-    for bin in BINS {
+    for bin in bins() {
         let dir = TempDir::new("bins-eof-early");
         let out = run(bin, &[], &dir.db_path());
         assert_eq!(out.status.code(), Some(0), "{bin}: {}", text(&out.stderr));
@@ -130,7 +131,7 @@ fn stdin_closed_before_initialize_is_a_quiet_clean_exit() {
 #[cfg(unix)]
 #[test]
 fn sigterm_exits_zero_and_leaves_a_sound_database() {
-    for bin in BINS {
+    for bin in bins() {
         let dir = TempDir::new("bins-term");
         let db = dir.db_path();
         let status = busy_server(bin, &db, 20).terminate();
@@ -178,7 +179,7 @@ fn assert_refuses(bin: &str, db: &Path, case: &str) {
 #[cfg(unix)]
 #[test]
 fn an_unopenable_database_is_one_stderr_line_and_a_failure_exit() {
-    for bin in BINS {
+    for bin in bins() {
         let dir = TempDir::new("bins-unopenable");
 
         let file = dir.path().join("plain-file");
@@ -241,7 +242,7 @@ fn info_log(bin: &str, env: &[(&str, &str)]) -> String {
 
 #[test]
 fn every_bin_logs_the_database_it_opened_and_its_binding_at_info() {
-    for bin in BINS {
+    for bin in bins() {
         let dir = TempDir::new("bins-log");
         let db = dir.db_path();
         let db_text = db.display().to_string();
@@ -321,7 +322,7 @@ fn described_bounds(description: &str) -> (Vec<(f64, f64)>, Vec<String>) {
 #[test]
 fn tool_descriptions_agree_with_their_schemas() {
     let mut checked = 0;
-    for bin in BINS {
+    for bin in bins() {
         let dir = TempDir::new("bins-schema");
         let mut server = Server::spawn(
             bin,

@@ -161,6 +161,7 @@ impl<S> Tool<S> {
     }
 
     /// The tool's advertised input schema.
+    #[cfg(test)]
     pub fn input_schema(&self) -> &Map<String, Value> {
         &self.input_schema
     }
@@ -236,11 +237,13 @@ impl CallOutcome {
     }
 
     /// The first text block (the JSON or plain-text payload).
+    #[cfg(test)]
     pub fn text(&self) -> &str {
         self.blocks.first().map_or("", String::as_str)
     }
 
     /// The first block parsed as JSON (`Value::Null` if it is not JSON).
+    #[cfg(test)]
     pub fn json(&self) -> Value {
         serde_json::from_str(self.text()).unwrap_or(Value::Null)
     }
@@ -368,6 +371,7 @@ impl<S: Send + Sync + 'static> Server<S> {
     }
 
     /// The server's state.
+    #[cfg(test)]
     pub fn state(&self) -> &S {
         &self.inner.state
     }
@@ -385,6 +389,7 @@ impl<S: Send + Sync + 'static> Server<S> {
     }
 
     /// Runs one call synchronously, as `tools/call` would (argument check, handler, error shaping).
+    #[cfg(test)]
     pub fn call(&self, name: &str, args: Value) -> CallOutcome {
         CallOutcome::read(&to_call_result(self.run_tool(name, args)))
     }
