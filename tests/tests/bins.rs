@@ -7,6 +7,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use clawboo_core::ServerKind;
+use clawboo_core::internal::{cli, registry};
 use clawboo_tests::{Server, TempDir, VERSION, bin_path, bins, integrity_check, tools_of};
 use serde_json::{Value, json};
 
@@ -78,6 +79,59 @@ fn an_unknown_flag_exits_2_with_one_line_on_stderr() {
             "{err:?}"
         );
         assert!(!dir.db_path().exists());
+    }
+}
+
+#[test]
+fn every_command_of_every_bin_answers_help_on_stdout_with_exit_0() {
+    for entry in registry::entries().filter(|e| e.is_bins_own()) {
+        let bin = entry.bin;
+        let dir = TempDir::new("bins-command-help");
+        let db = dir.db_path();
+        for command in cli::commands(entry.kind) {
+            let mut args = command.words.clone();
+            args.push("--help");
+            let out = run(bin, &args, &db);
+            let shown = args.join(" ");
+            assert_eq!(out.status.code(), Some(0), "{bin} {shown}");
+            assert_eq!(text(&out.stderr), "", "{bin} {shown}");
+            let help = text(&out.stdout);
+            if command.words.is_empty() {
+                assert!(help.starts_with(&format!("{bin} {VERSION}\n")), "{help}");
+            } else {
+                let usage = format!("usage: {bin} {}", command.path());
+                assert!(help.starts_with(&usage), "{bin} {shown}: {help}");
+                let top = text(&run(bin, &["--help"], &db).stdout);
+                assert!(top.contains(&format!("{bin} {}", command.path())), "{top}");
+            }
+        }
+        assert!(
+            !db.exists(),
+            "{bin}: help alone does not create the database"
+        );
+    }
+}
+
+#[test]
+fn a_usage_error_names_the_command_once_and_exits_2() {
+    for bin in bins() {
+        let dir = TempDir::new("bins-usage");
+        let out = run(bin, &["serve", "--bogus"], &dir.db_path());
+        assert_eq!(out.status.code(), Some(2), "{bin}");
+        assert_eq!(text(&out.stdout), "", "{bin}");
+        assert_eq!(
+            text(&out.stderr),
+            format!(
+                "{bin}: serve: unexpected argument '--bogus'; run `{bin} serve --help` for usage\n"
+            )
+        );
+        let attach = run(bin, &["attach", "--runtime"], &dir.db_path());
+        assert_eq!(attach.status.code(), Some(2), "{bin}");
+        assert!(
+            text(&attach.stderr).starts_with(&format!("{bin}: attach: --runtime needs a value")),
+            "{}",
+            text(&attach.stderr)
+        );
     }
 }
 
