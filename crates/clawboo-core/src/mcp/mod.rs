@@ -25,14 +25,13 @@ pub mod stdio;
 
 use std::sync::Arc;
 
+use rmcp::ErrorData;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
     GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult, ListToolsResult,
-    MetaObject, PaginatedRequestParams, PromptArgument, PromptMessage, ProtocolVersion, Role,
-    ServerCapabilities, ServerConfig, ServerResult,
+    MetaObject, PromptArgument, PromptMessage, ProtocolVersion, Role, ServerCapabilities,
+    ServerConfig, ServerResult,
 };
-use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, ServerHandler};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -522,10 +521,12 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| ErrorData::internal_error(format!("handler failed: {e}"), None))
 }
 
-// Every method overridden here must be forwarded by `erased::Handler` too (the in-process and
-// HTTP paths serve through it).
-impl<S: Send + Sync + 'static> ServerHandler for Server<S> {
-    fn get_info(&self) -> ServerConfig {
+/// The requests a server answers, each in the shape rmcp serves. The one `ServerHandler` of the
+/// crate (`erased::Handler`) serves these through `erased::ErasedServer`, whose methods have no
+/// defaults: a request answered here is one more method there, and the compiler asks for both.
+impl<S: Send + Sync + 'static> Server<S> {
+    /// The `initialize` answer: name, version, capabilities, instructions.
+    fn info(&self) -> ServerConfig {
         let mut capabilities = ServerCapabilities::default();
         capabilities.tools = Some(Default::default());
         if !self.inner.prompts.is_empty() {
@@ -539,18 +540,15 @@ impl<S: Send + Sync + 'static> ServerHandler for Server<S> {
         config
     }
 
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.rmcp_tools()))
+    /// `tools/list`: every tool, in order.
+    fn list_tools_result(&self) -> ListToolsResult {
+        ListToolsResult::with_all_items(self.rmcp_tools())
     }
 
-    async fn call_tool(
+    /// `tools/call`, on the blocking pool.
+    async fn call_tool_request(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let server = self.clone();
         let name = request.name.to_string();
@@ -559,18 +557,15 @@ impl<S: Send + Sync + 'static> ServerHandler for Server<S> {
         Ok(to_call_result(result).into())
     }
 
-    async fn list_prompts(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListPromptsResult, ErrorData> {
-        Ok(ListPromptsResult::with_all_items(self.rmcp_prompts()))
+    /// `prompts/list`: every prompt.
+    fn list_prompts_result(&self) -> ListPromptsResult {
+        ListPromptsResult::with_all_items(self.rmcp_prompts())
     }
 
-    async fn get_prompt(
+    /// `prompts/get`, rendered on the blocking pool.
+    async fn get_prompt_request(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let server = self.clone();
         let name = request.name.clone();
