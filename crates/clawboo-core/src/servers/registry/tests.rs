@@ -156,3 +156,48 @@ fn a_vault_server_needs_a_vault_and_a_stdio_context_gives_its_database_once() {
         Err(BuildError::NoDb)
     ));
 }
+
+/// README's table of servers may show counts only because this test holds them to the registry:
+/// each row names a server, and its `(N tools…)` is the entry's, `N prompt` its prompts, and
+/// `M with VAR` its tools with the optional ones.
+#[test]
+fn readme_table_counts_match_the_registry() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+            .unwrap();
+    let mut seen = Vec::new();
+    for row in readme.lines().filter(|l| l.starts_with("| ")) {
+        let Some(entry) = entries()
+            .find(|e| row.starts_with(&format!("| {} (`{}`)", e.kind.as_str(), e.server_name)))
+        else {
+            continue;
+        };
+        seen.push(entry.kind);
+        let counts = row.rsplit_once('(').map(|(_, c)| c).unwrap_or_default();
+        assert!(
+            counts.starts_with(&format!("{} tools", entry.tools.len())),
+            "{}: {row}",
+            entry.kind
+        );
+        if entry.prompts.is_empty() {
+            assert!(!counts.contains("prompt"), "{row}");
+        } else {
+            assert!(
+                counts.contains(&format!("{} prompt", entry.prompts.len())),
+                "{row}"
+            );
+        }
+        for (_, enabled_by) in entry.optional_tools {
+            let with = entry.tools.len() + entry.optional_tools.len();
+            assert!(
+                counts.contains(&format!("{with} with `{enabled_by}`")),
+                "{row}"
+            );
+        }
+    }
+    assert_eq!(
+        seen,
+        ServerKind::ALL,
+        "README's table has a row per server, in order"
+    );
+}
