@@ -66,7 +66,7 @@ const VERBS: [Verb; 4] = [
 /// The switches among `allowed` that `args` holds; anything else is a usage error.
 fn flags(mut args: Args, allowed: &[&'static str]) -> anyhow::Result<Vec<&'static str>> {
     let mut on = Vec::new();
-    while let Some(word) = args.next()? {
+    while let Some(word) = args.next_word()? {
         match &word {
             Word::Flag(flag) if allowed.contains(&flag.as_str()) => {
                 on.extend(allowed.iter().find(|a| **a == flag.as_str()));
@@ -81,7 +81,7 @@ fn flags(mut args: Args, allowed: &[&'static str]) -> anyhow::Result<Vec<&'stati
 fn bench_verb(mut args: Args) -> anyhow::Result<()> {
     let mut quick = false;
     let mut vs = Vec::new();
-    while let Some(word) = args.next()? {
+    while let Some(word) = args.next_word()? {
         match &word {
             Word::Flag(flag) if flag == "--quick" => quick = true,
             Word::Flag(flag) if flag == "--vs" => vs.push(args.value()?),

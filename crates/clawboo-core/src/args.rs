@@ -94,7 +94,7 @@ impl Args {
     }
 
     /// The next word, `None` at the end.
-    pub fn next(&mut self) -> Result<Option<Word>, Usage> {
+    pub fn next_word(&mut self) -> Result<Option<Word>, Usage> {
         let arg = match self.parser.next() {
             Ok(arg) => arg,
             Err(e) => return Err(lexopt_usage(e)),
@@ -145,7 +145,7 @@ impl Args {
     /// Every remaining word: a command that takes no arguments calls it to refuse extras (and to
     /// honour `--help`, which it reports as `Ok(true)`).
     pub fn finish(&mut self) -> Result<bool, Usage> {
-        match self.next()? {
+        match self.next_word()? {
             None => Ok(false),
             Some(Word::Help) => Ok(true),
             Some(other) => Err(other.unexpected()),
@@ -190,26 +190,26 @@ mod tests {
     #[test]
     fn flags_values_and_words_are_read_in_order() {
         let mut a = args("--listen 127.0.0.1:0 --all word --token=abc -h");
-        assert_eq!(a.next(), Ok(Some(Word::Flag("--listen".into()))));
+        assert_eq!(a.next_word(), Ok(Some(Word::Flag("--listen".into()))));
         assert_eq!(a.value(), Ok("127.0.0.1:0".into()));
-        assert_eq!(a.next(), Ok(Some(Word::Flag("--all".into()))));
-        assert_eq!(a.next(), Ok(Some(Word::Plain("word".into()))));
-        assert_eq!(a.next(), Ok(Some(Word::Flag("--token".into()))));
+        assert_eq!(a.next_word(), Ok(Some(Word::Flag("--all".into()))));
+        assert_eq!(a.next_word(), Ok(Some(Word::Plain("word".into()))));
+        assert_eq!(a.next_word(), Ok(Some(Word::Flag("--token".into()))));
         assert_eq!(a.value(), Ok("abc".into()));
-        assert_eq!(a.next(), Ok(Some(Word::Help)));
-        assert_eq!(a.next(), Ok(None));
+        assert_eq!(a.next_word(), Ok(Some(Word::Help)));
+        assert_eq!(a.next_word(), Ok(None));
     }
 
     #[test]
     fn a_missing_value_and_a_flag_in_its_place_are_named() {
         let mut a = args("--token");
-        a.next().unwrap();
+        a.next_word().unwrap();
         assert_eq!(a.value(), Err(Usage("--token needs a value".into())));
         let mut b = args("--token --all");
-        b.next().unwrap();
+        b.next_word().unwrap();
         assert_eq!(b.value(), Err(Usage("--token needs a value".into())));
         let mut c = args("--limit -1");
-        c.next().unwrap();
+        c.next_word().unwrap();
         assert_eq!(
             c.parsed::<u32>("a whole number of rows"),
             Err(Usage(
@@ -225,7 +225,7 @@ mod tests {
             "unexpected argument '--bogus'"
         );
         let mut a = args("--all=yes");
-        assert_eq!(a.next(), Ok(Some(Word::Flag("--all".into()))));
+        assert_eq!(a.next_word(), Ok(Some(Word::Flag("--all".into()))));
         assert_eq!(a.finish(), Err(Usage("--all takes no value".into())));
         assert_eq!(args("-h").finish(), Ok(true));
         assert!(wants_help(&["serve", "--listen", "x", "--help"]));

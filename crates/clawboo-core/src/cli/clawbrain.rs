@@ -64,7 +64,7 @@ fn parse(name: &str, words: &[String]) -> Result<Command, Usage> {
     let mut signal = None;
     let mut session = None;
     let mut days = None;
-    while let Some(word) = args.next()? {
+    while let Some(word) = args.next_word()? {
         match (name, &word) {
             ("feedback", Word::Plain(text)) if signal.is_none() => {
                 signal = Some(Signal::parse(text).map_err(|e| Usage(e.to_string()))?)

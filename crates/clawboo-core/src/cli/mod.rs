@@ -377,7 +377,7 @@ fn attach_command(server: ServerKind, words: &[String]) -> Result<String, Attach
     let mut bin_path = None;
     let named = |e: crate::binding::UnknownName| Usage(e.to_string());
     let mut args = Args::new(words);
-    while let Some(word) = args.next()? {
+    while let Some(word) = args.next_word()? {
         let Word::Flag(flag) = &word else {
             return Err(word.unexpected().into());
         };

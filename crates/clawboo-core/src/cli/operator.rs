@@ -140,7 +140,7 @@ fn parse_command(name: &str, rest: &[String]) -> Result<Invocation, Usage> {
     let mut limit = audit::DEFAULT_LIMIT;
     let mut positional = Vec::new();
     let mut args = Args::new(rest);
-    while let Some(word) = args.next()? {
+    while let Some(word) = args.next_word()? {
         match (&word, name) {
             (Word::Flag(flag), _) if flag == "--json" => json = true,
             (Word::Flag(flag), "approve") if flag == "--always" => always = true,

@@ -145,7 +145,7 @@ pub fn parse_serve_args(
         binding_key: env.binding_key,
         vault: env.vault.map(PathBuf::from),
     };
-    while let Some(word) = args.next()? {
+    while let Some(word) = args.next_word()? {
         let Word::Flag(flag) = &word else {
             if word == Word::Help {
                 return Ok(None);
