@@ -172,7 +172,10 @@ pub fn commands(kind: ServerKind) -> Vec<Command> {
             list.push(Command {
                 words: mode.clone(),
                 synopsis: String::new(),
-                about: format!("serve {} over stdio: {}", entry.server_name, entry.summary),
+                about: format!(
+                    "serve `{}` over stdio: {}",
+                    entry.server_name, entry.summary
+                ),
                 action: Action::Stdio(entry.kind),
             });
         }
@@ -180,7 +183,7 @@ pub fn commands(kind: ServerKind) -> Vec<Command> {
         let (extra, action) = match entry.kind {
             ServerKind::Tools => (operator::commands(), Action::Operator),
             ServerKind::ClawBrain => (clawbrain::commands(), Action::ClawBrain),
-            _ => (Vec::new(), Action::Operator),
+            _ => continue,
         };
         for (name, synopsis, about) in extra {
             let mut words = mode.clone();
@@ -334,7 +337,7 @@ fn dispatch(info: &BinInfo, words: &[String]) -> ExitCode {
                 }
             }
         }
-        Action::Operator => operator::dispatch(info, &path, &path, rest),
+        Action::Operator => operator::dispatch(info, &path, rest),
         Action::ClawBrain => {
             let name = command.words.last().copied().unwrap_or_default();
             clawbrain::dispatch(info, &path, name.to_owned(), rest)

@@ -189,16 +189,16 @@ fn parse_command(name: &str, rest: &[String]) -> Result<Invocation, Usage> {
 }
 
 /// Runs the operator command `name` with `rest`: opens the database named by the environment,
-/// runs the command, prints its report and returns its exit code; `path` names it in errors.
+/// runs the command, prints its report and returns its exit code.
 ///
 /// Errors follow the bins' one style: `{"error":…}` on stdout under `--json`, else one line on
 /// stderr prefixed with the bin's name; exit 2 for usage, 1 for failure.
-pub fn dispatch(info: &BinInfo, name: &str, path: &str, rest: &[String]) -> ExitCode {
+pub fn dispatch(info: &BinInfo, name: &str, rest: &[String]) -> ExitCode {
     let bin = info.bin;
     let json = rest.iter().any(|a| a == "--json");
     let invocation = match parse_command(name, rest) {
         Ok(invocation) => invocation,
-        Err(usage) => return usage_error(bin, path, json, &usage),
+        Err(usage) => return usage_error(bin, name, json, &usage),
     };
     let db = match open_db(info, json) {
         Ok(db) => db,

@@ -365,7 +365,7 @@ const CLAWBRAIN: Entry = Entry {
     kind: ServerKind::ClawBrain,
     server_name: clawbrain::SERVER_NAME,
     bin: "clawboo-mcp-memory",
-    summary: "ClawBrain: a credit-weighted markdown vault of memories (entities, episodes) with feedback and decay.",
+    summary: "a credit-weighted markdown vault of memories (entities, episodes) with feedback and decay, in the folder MEMORY_DIR names (default ./memory).",
     env_help: "    MEMORY_DIR               clawbrain: the vault folder (default ./memory over stdio; serve needs it or --vault)\n    \
                SESSION_ID               clawbrain: the session retrievals and feedback belong to\n",
     tools: &[
