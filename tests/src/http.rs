@@ -34,6 +34,7 @@ impl Host {
             .args(["--listen", "127.0.0.1:0"])
             .env_remove("CLAWBOO_HTTP_TOKEN")
             .env_remove("CLAWBOO_BINDING_KEY")
+            .env_remove("MEMORY_DIR")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());

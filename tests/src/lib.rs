@@ -2,8 +2,10 @@
 //! JSON-RPC to it. Shared by the integration tests (`tests/tests/`) and by `cargo xtask`.
 //!
 //! Owns: locating (and if needed building) the bins, temporary database folders, and reading
-//! replies with a deadline so that a hung server fails a test instead of hanging it.
-//! Must never: depend on the server's internals; everything goes over the wire.
+//! replies with a deadline so that a hung server fails a test instead of hanging it. Which bins
+//! exist and what each server lists come from the registry of servers
+//! (`clawboo_core::internal::registry`), never from a list of its own.
+//! Must never: depend on the server's internals; everything else goes over the wire.
 
 pub mod browser;
 pub mod fixtures;
@@ -20,19 +22,19 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use clawboo_core::ServerKind;
+use clawboo_core::internal::registry;
 use serde_json::{Value, json};
 
+/// The tools `kind` always lists, in order, as the registry of servers says.
+pub fn tools_of(kind: ServerKind) -> &'static [&'static str] {
+    registry::entry(kind).tools
+}
+
 /// The tools of `clawboo-mcp-memory clawbrain`: seed 002's seven and `memory_feedback`.
-pub const CLAWBRAIN_TOOLS: [&str; 8] = [
-    "memory_store",
-    "memory_retrieve",
-    "memory_search",
-    "memory_update",
-    "memory_delete",
-    "credit_report",
-    "memory_compact",
-    "memory_feedback",
-];
+pub fn clawbrain_tools() -> &'static [&'static str] {
+    tools_of(ServerKind::ClawBrain)
+}
 
 /// The credit score of ClawBrain memory `id` in the vault at `root` (its `engine.db`).
 pub fn clawbrain_score(root: &Path, id: &str) -> f64 {
@@ -52,13 +54,10 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// How long a reply may take before the client gives up.
 pub const REPLY_DEADLINE: Duration = Duration::from_secs(60);
 
-/// The four server binaries.
-pub const BINS: [&str; 4] = [
-    "clawboo-mcp-tasks",
-    "clawboo-mcp-memory",
-    "clawboo-mcp-tools",
-    "clawboo-mcp-teamchat",
-];
+/// The server bins, from the registry of servers (each once, in the order of their own servers).
+pub fn bins() -> Vec<&'static str> {
+    registry::bins()
+}
 
 /// The workspace root (the folder holding the workspace `Cargo.toml`).
 pub fn workspace_root() -> PathBuf {
@@ -76,7 +75,7 @@ pub fn target_dir() -> PathBuf {
 }
 
 /// The path of a build of `bin` (profile `CLAWBOO_TEST_PROFILE`, default `debug`). The first call
-/// in a process runs `cargo build` for the four bins, so a test never drives a stale binary; set
+/// in a process runs `cargo build` for the bins, so a test never drives a stale binary; set
 /// `CLAWBOO_BINS_BUILT=1` when the caller has just built them (xtask does).
 pub fn bin_path(bin: &str) -> PathBuf {
     static BUILT: OnceLock<()> = OnceLock::new();
@@ -98,7 +97,7 @@ fn build_bins(profile: &str) {
     if profile == "release" {
         cmd.arg("--release");
     }
-    for b in BINS {
+    for b in bins() {
         cmd.args(["--bin", b]);
     }
     let status = cmd.status().expect("cargo build could not start");

@@ -1,11 +1,11 @@
-//! The HTTP host (`serve`), driven over real loopback sockets: the four MCP mounts over Streamable
-//! HTTP, seed 003's session rules, who may connect, the limits, the REST routes, URL bindings, and
+//! The HTTP host (`serve`), driven over real loopback sockets: every MCP mount over Streamable HTTP
+//! (ClawBrain's on the vault the host names), seed 003's session rules, who may connect, the limits, the REST routes, URL bindings, and
 //! an approval released across processes.
 
 use std::time::Duration;
 
 use clawboo_tests::http::{Host, Reply, initialize_message, poll_until, raw_request};
-use clawboo_tests::{Server, TempDir};
+use clawboo_tests::{Server, TempDir, clawbrain_tools};
 use serde_json::{Value, json};
 
 const TOOLS: &str = "clawboo-mcp-tools";
@@ -73,6 +73,76 @@ fn each_mount_initializes_lists_and_calls_over_streamable_http() {
     let mut tasks = host.session("/api/mcp/tasks");
     let listed = tasks.call("list_tasks", json!({"teamId": "tm1"}));
     assert!(listed.text().contains("over http"), "{}", listed.text());
+}
+
+#[test]
+fn clawbrain_is_mounted_on_the_vault_the_host_names_and_stores_then_finds_over_http() {
+    let dir = TempDir::new("http-clawbrain");
+    let vault = dir.path().join("vault");
+    let vault_arg = vault.display().to_string();
+    let host = Host::start(
+        "clawboo-mcp-memory",
+        &["--vault", &vault_arg],
+        &dir.db_path(),
+        &[],
+    );
+    let mut session = host.session("/api/mcp/clawbrain");
+    assert_eq!(session.tool_names(), clawbrain_tools());
+    let stored = session.call(
+        "memory_store",
+        json!({"type": "entity", "category": "projects", "name": "http-mount", "content": "Reached over streamable http", "tags": ["http"]}),
+    );
+    assert!(!stored.is_error, "{}", stored.text());
+    assert_eq!(stored.json()["id"], "entity-projects-http-mount");
+    let found = session.call("memory_search", json!({"query": "streamable"}));
+    assert!(!found.is_error, "{}", found.text());
+    assert_eq!(
+        found.json()["results"][0]["id"],
+        "entity-projects-http-mount"
+    );
+    assert!(
+        vault.join("entities/projects/http-mount.md").is_file(),
+        "the memory is a file in the host's vault"
+    );
+    // The memory bin's own server is mounted beside it.
+    let mut memory = host.session("/api/mcp/memory");
+    assert!(memory.tool_names().iter().any(|n| n == "memory_save"));
+    let health = host.get("/api/health").json();
+    assert_eq!(health["sessions"]["clawbrain"], 1, "{health}");
+}
+
+#[test]
+fn without_a_vault_clawbrain_is_not_mounted_and_all_mounts_it_with_one() {
+    let dir = TempDir::new("http-clawbrain-all");
+    let host = host_all(&dir, &[]);
+    let missing = host.get("/api/mcp/clawbrain");
+    assert_eq!(missing.status, 404, "{}", missing.body);
+    let health = host.get("/api/health").json();
+    assert_eq!(
+        clawboo_tests::object_keys(&health["sessions"]),
+        ["tasks", "memory", "tools", "teamchat"]
+    );
+    drop(host);
+    let vault = dir.path().join("vault").display().to_string();
+    let with_vault = Host::start(
+        TOOLS,
+        &["--all"],
+        &dir.db_path(),
+        &[("MEMORY_DIR", vault.as_str())],
+    );
+    let mut session = with_vault.session("/api/mcp/clawbrain");
+    assert_eq!(session.tool_names(), clawbrain_tools());
+    // A URL cannot name another vault: the query is not read for it.
+    let elsewhere = dir.path().join("elsewhere").display().to_string();
+    let mut steered = with_vault.session(&format!(
+        "/api/mcp/clawbrain?vault={elsewhere}&MEMORY_DIR={elsewhere}"
+    ));
+    let stored = steered.call(
+        "memory_store",
+        json!({"type": "entity", "category": "people", "name": "ann", "content": "x"}),
+    );
+    assert!(!stored.is_error, "{}", stored.text());
+    assert!(!dir.path().join("elsewhere").exists());
 }
 
 #[test]

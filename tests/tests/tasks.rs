@@ -224,7 +224,7 @@ fn sql(db: &Path) -> rusqlite::Connection {
 }
 
 #[test]
-fn initialize_names_the_server_and_lists_twelve_tools_with_the_seed_schemas() {
+fn initialize_names_the_server_and_lists_its_tools_with_the_seed_schemas() {
     let dir = TempDir::new("tasks-list");
     let mut server = Server::spawn_raw(BIN, &dir.db_path(), &[]);
     let info = server.initialize();

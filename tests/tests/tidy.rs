@@ -24,8 +24,8 @@ enum Layer {
     Mcp,
     /// `db`, `schema` and the repositories that own tables.
     Repository,
-    /// Modules every layer may use and that use none of the above (`binding`, `scrub`, `log`,
-    /// `http`, `attach`).
+    /// Modules every layer may use and that use none of the above (`binding`, `args`, `scrub`,
+    /// `log`, `http`, `attach`).
     Leaf,
     /// `xtask` and the test crate: automation, free to print.
     Tooling,

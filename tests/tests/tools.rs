@@ -557,7 +557,7 @@ fn operator_commands_explain_failures_and_change_nothing_twice() {
     let usage = operator(&db, &["approve"]);
     assert_eq!(usage.code, 2);
     assert!(
-        usage.err.contains("approve needs exactly one argument"),
+        usage.err.contains("approve: needs exactly one argument"),
         "{}",
         usage.err
     );

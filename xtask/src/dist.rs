@@ -37,20 +37,11 @@ use std::process::{Command, Stdio};
 use anyhow::{Context, bail};
 use clawboo_tests::{Server, TempDir, target_dir, workspace_root};
 
-use crate::probe::{self, EXPECTED};
+use crate::probe;
 use crate::usage;
 
-/// `cargo xtask dist [--check]`.
-pub fn run(args: &[String]) -> anyhow::Result<()> {
-    let check = match args {
-        [] => false,
-        [flag] if flag == "--check" => true,
-        other => {
-            return Err(usage(format!(
-                "unexpected arguments {other:?}; usage: cargo xtask dist [--check]"
-            )));
-        }
-    };
+/// `cargo xtask dist [--check]` (the flag read by `main`).
+pub fn run(check: bool) -> anyhow::Result<()> {
     let target = host_target()?;
     let bins = build_release(&target)?;
     let name = format!("clawboo-mcp-{}-{target}", env!("CARGO_PKG_VERSION"));
@@ -121,7 +112,7 @@ pub struct ArchiveFile {
 fn archive_files(bins: &Path, target: &str) -> anyhow::Result<Vec<ArchiveFile>> {
     let mut files = Vec::new();
     println!("{:<24} {:>12}", "bin", "bytes");
-    for (bin, _, _) in EXPECTED {
+    for bin in probe::bins() {
         let path = bins.join(bin);
         let bytes = fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
         println!("{bin:<24} {:>12}", bytes.len());
@@ -375,11 +366,11 @@ fn check_archive(archive: &Path) -> anyhow::Result<()> {
         .lines()
         .filter_map(|l| l.split_whitespace().nth(1))
         .collect();
-    if files.len() != EXPECTED.len() + 2 {
+    if files.len() != probe::bins().len() + 2 {
         bail!(
             "SHA256SUMS lists {} files, expected {}",
             files.len(),
-            EXPECTED.len() + 2
+            probe::bins().len() + 2
         );
     }
     if sha256_lines(&root, &files)? != recorded {
@@ -389,7 +380,7 @@ fn check_archive(archive: &Path) -> anyhow::Result<()> {
 
     let target = host_target()?;
     if static_glibc(&target) {
-        for (bin, _, _) in EXPECTED {
+        for bin in probe::bins() {
             let path = root.join(bin);
             if let Some(interpreter) = elf_interpreter(&fs::read(&path)?)? {
                 bail!("{bin} is dynamically linked (interpreter {interpreter})");
@@ -401,8 +392,9 @@ fn check_archive(archive: &Path) -> anyhow::Result<()> {
         }
     }
     println!("probing the unpacked bins");
-    probe::probe_bins(|bin, db| Server::spawn_command(root.join(bin), db, &[]))?;
-    probe::probe_clawbrain(&root.join("clawboo-mcp-memory"))?;
+    probe::probe_bins(|launch| {
+        Server::spawn_program(root.join(launch.bin), launch.args, launch.db, &launch.env())
+    })?;
     if static_glibc(&target) {
         probe_in_empty_root(&root)?;
     }
@@ -471,18 +463,24 @@ fn probe_in_empty_root(unpacked: &Path) -> anyhow::Result<()> {
         return Ok(());
     }
     let empty = TempDir::new("dist-chroot");
-    for (bin, _, _) in EXPECTED {
+    for bin in probe::bins() {
         fs::copy(unpacked.join(bin), empty.path().join(bin))?;
     }
     let root_arg = empty.path().display().to_string();
     println!("probing the bins in an empty chroot (no libc, no /etc)");
-    probe::probe_bins(|bin, _| {
-        let inside = format!("/{bin}");
+    probe::probe_bins(|launch| {
+        let inside = format!("/{}", launch.bin);
+        let mut args = vec![root_arg.as_str(), inside.as_str()];
+        args.extend(launch.args);
+        let mut env = vec![("HOME", "/")];
+        if launch.vault.is_some() {
+            env.push(("MEMORY_DIR", "/memory"));
+        }
         Server::spawn_program(
             PathBuf::from("chroot"),
-            &[&root_arg, &inside],
-            Path::new(&format!("/{bin}.db")),
-            &[("HOME", "/")],
+            &args,
+            Path::new(&format!("/{}.db", launch.bin)),
+            &env,
         )
     })
 }

@@ -27,7 +27,7 @@ use anyhow::Context;
 use clawboo_tests::{Server, TempDir, bin_path, target_dir};
 use serde_json::{Value, json};
 
-use crate::probe::{self, EXPECTED};
+use crate::probe;
 
 mod clawbrain;
 mod corpus;
@@ -143,26 +143,10 @@ impl Row {
     }
 }
 
-/// `cargo xtask bench [--quick] [--vs 'COMMAND']...`.
-pub fn run(args: &[String]) -> anyhow::Result<()> {
-    let mut quick = false;
-    let mut vs = Vec::new();
-    let mut rest = args.iter();
-    while let Some(arg) = rest.next() {
-        match arg.as_str() {
-            "--quick" => quick = true,
-            "--vs" => vs.push(Subject::Vs(
-                rest.next()
-                    .ok_or_else(|| crate::usage("--vs needs a command".into()))?
-                    .clone(),
-            )),
-            other => {
-                return Err(crate::usage(format!(
-                    "unexpected argument {other:?}; usage: cargo xtask bench [--quick] [--vs 'COMMAND']..."
-                )));
-            }
-        }
-    }
+/// `cargo xtask bench [--quick] [--vs 'COMMAND']...` (the flags read by `main`): `quick` shrinks
+/// every workload, each of `vs` is a comparison server's command.
+pub fn run(quick: bool, vs: Vec<String>) -> anyhow::Result<()> {
+    let vs: Vec<Subject> = vs.into_iter().map(Subject::Vs).collect();
     probe::build_bins("release")?;
     let sizes = Sizes::new(quick);
     let mut subjects = vec![Subject::Ours];
@@ -170,7 +154,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     let started = Instant::now();
     let mut rows = Vec::new();
 
-    for (bin, _, _) in EXPECTED {
+    for bin in probe::bins() {
         let tool = first_tool_of(bin)?;
         rows.push(measure(
             &subjects,
@@ -233,7 +217,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         }
     }
     corpus::add_rows(&subjects, quick, &mut rows)?;
-    for (bin, _, _) in EXPECTED {
+    for bin in probe::bins() {
         rows.push(measure(
             &subjects,
             &format!("peak RSS {bin}, {RSS_CALLS} {}", rss_workload(bin).0),

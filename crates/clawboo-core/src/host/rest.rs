@@ -196,16 +196,11 @@ pub fn mcp_config(
     } else {
         addr
     };
+    let bin = crate::servers::registry::entry(server).bin;
     let bin_path = std::env::current_exe()
         .ok()
-        .and_then(|exe| {
-            exe.parent()
-                .map(|dir| dir.join(format!("clawboo-mcp-{server}")))
-        })
-        .map_or_else(
-            || format!("clawboo-mcp-{server}"),
-            |p| p.display().to_string(),
-        );
+        .and_then(|exe| exe.parent().map(|dir| dir.join(bin)))
+        .map_or_else(|| bin.to_owned(), |p| p.display().to_string());
     let request = AttachRequest {
         runtime,
         server,

@@ -25,14 +25,13 @@ pub mod stdio;
 
 use std::sync::Arc;
 
+use rmcp::ErrorData;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
     GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult, ListToolsResult,
-    MetaObject, PaginatedRequestParams, PromptArgument, PromptMessage, ProtocolVersion, Role,
-    ServerCapabilities, ServerConfig, ServerResult,
+    MetaObject, PromptArgument, PromptMessage, ProtocolVersion, Role, ServerCapabilities,
+    ServerConfig, ServerResult,
 };
-use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, ServerHandler};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -161,6 +160,7 @@ impl<S> Tool<S> {
     }
 
     /// The tool's advertised input schema.
+    #[cfg(test)]
     pub fn input_schema(&self) -> &Map<String, Value> {
         &self.input_schema
     }
@@ -236,11 +236,13 @@ impl CallOutcome {
     }
 
     /// The first text block (the JSON or plain-text payload).
+    #[cfg(test)]
     pub fn text(&self) -> &str {
         self.blocks.first().map_or("", String::as_str)
     }
 
     /// The first block parsed as JSON (`Value::Null` if it is not JSON).
+    #[cfg(test)]
     pub fn json(&self) -> Value {
         serde_json::from_str(self.text()).unwrap_or(Value::Null)
     }
@@ -368,6 +370,7 @@ impl<S: Send + Sync + 'static> Server<S> {
     }
 
     /// The server's state.
+    #[cfg(test)]
     pub fn state(&self) -> &S {
         &self.inner.state
     }
@@ -385,6 +388,7 @@ impl<S: Send + Sync + 'static> Server<S> {
     }
 
     /// Runs one call synchronously, as `tools/call` would (argument check, handler, error shaping).
+    #[cfg(test)]
     pub fn call(&self, name: &str, args: Value) -> CallOutcome {
         CallOutcome::read(&to_call_result(self.run_tool(name, args)))
     }
@@ -517,10 +521,12 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| ErrorData::internal_error(format!("handler failed: {e}"), None))
 }
 
-// Every method overridden here must be forwarded by `erased::Handler` too (the in-process and
-// HTTP paths serve through it).
-impl<S: Send + Sync + 'static> ServerHandler for Server<S> {
-    fn get_info(&self) -> ServerConfig {
+/// The requests a server answers, each in the shape rmcp serves. The one `ServerHandler` of the
+/// crate (`erased::Handler`) serves these through `erased::ErasedServer`, whose methods have no
+/// defaults: a request answered here is one more method there, and the compiler asks for both.
+impl<S: Send + Sync + 'static> Server<S> {
+    /// The `initialize` answer: name, version, capabilities, instructions.
+    fn info(&self) -> ServerConfig {
         let mut capabilities = ServerCapabilities::default();
         capabilities.tools = Some(Default::default());
         if !self.inner.prompts.is_empty() {
@@ -534,18 +540,15 @@ impl<S: Send + Sync + 'static> ServerHandler for Server<S> {
         config
     }
 
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.rmcp_tools()))
+    /// `tools/list`: every tool, in order.
+    fn list_tools_result(&self) -> ListToolsResult {
+        ListToolsResult::with_all_items(self.rmcp_tools())
     }
 
-    async fn call_tool(
+    /// `tools/call`, on the blocking pool.
+    async fn call_tool_request(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let server = self.clone();
         let name = request.name.to_string();
@@ -554,18 +557,15 @@ impl<S: Send + Sync + 'static> ServerHandler for Server<S> {
         Ok(to_call_result(result).into())
     }
 
-    async fn list_prompts(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListPromptsResult, ErrorData> {
-        Ok(ListPromptsResult::with_all_items(self.rmcp_prompts()))
+    /// `prompts/list`: every prompt.
+    fn list_prompts_result(&self) -> ListPromptsResult {
+        ListPromptsResult::with_all_items(self.rmcp_prompts())
     }
 
-    async fn get_prompt(
+    /// `prompts/get`, rendered on the blocking pool.
+    async fn get_prompt_request(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let server = self.clone();
         let name = request.name.clone();

@@ -255,7 +255,7 @@ where
     };
     let name = server.name();
     let session = async {
-        match server.serve(transport).await {
+        match super::McpServer::handler_of(&server).serve(transport).await {
             Ok(running) => {
                 let _ = running.waiting().await;
                 Ok(())

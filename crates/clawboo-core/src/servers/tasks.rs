@@ -1,4 +1,5 @@
-//! The Tasks server (`clawboo-tasks`): the board's twelve tools.
+//! The Tasks server (`clawboo-tasks`): the board's tools (their names, in order, are its entry in
+//! `servers::registry`).
 //!
 //! Owns: argument types, tool descriptions, the bound-team guard and the wire texts of every
 //! outcome. Guarantees: when bound to a team, a task of another team (or of none) is

@@ -6,7 +6,7 @@ fn server() -> Server<TasksState> {
 }
 
 #[test]
-fn lists_twelve_tools_in_reference_order() {
+fn lists_its_tools_in_reference_order() {
     let names: Vec<&str> = server().tools().iter().map(|t| t.name()).collect();
     assert_eq!(
         names,

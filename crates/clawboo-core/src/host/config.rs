@@ -1,0 +1,298 @@
+//! How the host is set up: [`HostConfig`], read from `serve`'s flags and the environment.
+//!
+//! Owns: the `serve` flags (their help lines, [`SERVE_FLAGS`], and their parsing over the one
+//! argument parser, [`crate::args`]), the defaults, and the start-time refusals (a non-loopback
+//! address without a token). Decisions: loopback `127.0.0.1:18790` by default; the token comes from
+//! `--token` or [`TOKEN_ENV`]; ClawBrain's vault from `--vault DIR` or `MEMORY_DIR`, and never a
+//! default (over stdio ClawBrain defaults to `./memory`, but a long-lived host would then create a
+//! vault in whatever folder it was started from): without one, ClawBrain is not mounted, by the
+//! memory bin's `serve` or by `--all`, and the start-up line says so.
+//!
+//! Must never: show the token ([`HostConfig`]'s `Display` says only whether one is required).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::binding::SigningMode;
+use crate::args::{Args, Usage, Word};
+use crate::binding::ServerKind;
+use crate::mcp::http as mcp_http;
+
+/// The port the host listens on by default (the reference's web server port).
+pub const DEFAULT_PORT: u16 = 18790;
+
+/// The environment variable holding the bearer token.
+pub const TOKEN_ENV: &str = "CLAWBOO_HTTP_TOKEN";
+
+/// The environment variable naming ClawBrain's vault (the same one its stdio mode reads).
+pub const VAULT_ENV: &str = "MEMORY_DIR";
+
+/// How long a session may go without traffic before it ends, by default.
+pub const DEFAULT_SESSION_IDLE: Duration = mcp_http::DEFAULT_SESSION_IDLE;
+
+/// The most live sessions per server, by default.
+pub const DEFAULT_MAX_SESSIONS: usize = mcp_http::DEFAULT_MAX_SESSIONS;
+
+/// The `serve` flags, as its help shows them: `(flag, meaning)`.
+pub const SERVE_FLAGS: [(&str, &str); 8] = [
+    (
+        "--all",
+        "mount every server (ClawBrain only with a vault), the /api/tools REST routes and the approvals page",
+    ),
+    (
+        "--listen ADDR",
+        "where to listen (default 127.0.0.1:18790; port 0 picks one)",
+    ),
+    (
+        "--token T",
+        "the bearer token every request must carry (or CLAWBOO_HTTP_TOKEN; required off loopback)",
+    ),
+    (
+        "--max-sessions N",
+        "the most live sessions per server (default 256)",
+    ),
+    (
+        "--session-idle SECS",
+        "end a session idle this long (default 1800)",
+    ),
+    (
+        "--allow-host NAME",
+        "accept this Host name too (repeatable)",
+    ),
+    (
+        "--unsigned-bindings",
+        "accept URL bindings without a signature (a wrong one is still refused)",
+    ),
+    (
+        "--vault DIR",
+        "ClawBrain's vault, mounted at /api/mcp/clawbrain (or MEMORY_DIR; no default)",
+    ),
+];
+
+/// How the host is set up.
+#[derive(Debug, Clone)]
+pub struct HostConfig {
+    /// Where to listen.
+    pub listen: SocketAddr,
+    /// The bearer token every request must carry, if any.
+    pub token: Option<String>,
+    /// The servers asked for, mounted at `/api/mcp/<server>` when they can be built here.
+    pub servers: Vec<ServerKind>,
+    /// How long an idle session lives.
+    pub session_idle: Duration,
+    /// The most live sessions per server.
+    pub max_sessions: usize,
+    /// Extra `Host` names accepted (for a non-loopback deployment).
+    pub extra_hosts: Vec<String>,
+    /// Whether bindings in URLs must be signed.
+    pub signing: SigningMode,
+    /// The database file every session opens.
+    pub db_path: PathBuf,
+    /// The binding key from the environment ([`crate::signature::KEY_ENV`]), if set.
+    pub binding_key: Option<String>,
+    /// ClawBrain's vault, if the host names one.
+    pub vault: Option<PathBuf>,
+}
+
+impl std::fmt::Display for HostConfig {
+    /// A one-line description that never shows the token.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.servers.iter().map(|s| s.as_str()).collect();
+        write!(
+            f,
+            "servers {}, token {}, bindings {}",
+            names.join(", "),
+            if self.token.is_some() {
+                "required"
+            } else {
+                "off"
+            },
+            self.signing.as_str()
+        )
+    }
+}
+
+/// What `serve` reads from the environment (blank values already dropped).
+#[derive(Debug, Clone, Default)]
+pub struct ServeEnv {
+    /// [`TOKEN_ENV`].
+    pub token: Option<String>,
+    /// [`crate::signature::KEY_ENV`].
+    pub binding_key: Option<String>,
+    /// [`VAULT_ENV`].
+    pub vault: Option<String>,
+}
+
+/// Reads the `serve` arguments. `own` are the bin's servers (`--all` mounts every one); the token
+/// comes from `--token` or [`TOKEN_ENV`], the vault from `--vault` or [`VAULT_ENV`]. `Ok(None)`:
+/// help was asked for.
+pub fn parse_serve_args(
+    own: &[ServerKind],
+    mut args: Args,
+    env: ServeEnv,
+    db_path: PathBuf,
+) -> Result<Option<HostConfig>, Usage> {
+    let mut config = HostConfig {
+        listen: SocketAddr::from(([127, 0, 0, 1], DEFAULT_PORT)),
+        token: env.token,
+        servers: own.to_vec(),
+        session_idle: DEFAULT_SESSION_IDLE,
+        max_sessions: DEFAULT_MAX_SESSIONS,
+        extra_hosts: Vec::new(),
+        signing: SigningMode::Required,
+        db_path,
+        binding_key: env.binding_key,
+        vault: env.vault.map(PathBuf::from),
+    };
+    while let Some(word) = args.next_word()? {
+        let Word::Flag(flag) = &word else {
+            if word == Word::Help {
+                return Ok(None);
+            }
+            return Err(word.unexpected());
+        };
+        match flag.as_str() {
+            "--all" => config.servers = ServerKind::ALL.to_vec(),
+            "--unsigned-bindings" => config.signing = SigningMode::Optional,
+            "--listen" => {
+                config.listen = args.parsed(&format!("an address like 127.0.0.1:{DEFAULT_PORT}"))?
+            }
+            "--token" => config.token = Some(args.value()?),
+            "--max-sessions" => {
+                let value = args.value()?;
+                config.max_sessions = value.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+                    Usage(format!(
+                        "--max-sessions needs a positive whole number, got {value:?}"
+                    ))
+                })?
+            }
+            "--session-idle" => {
+                let value = args.value()?;
+                let secs: u64 = value.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+                    Usage(format!(
+                        "--session-idle needs a positive number of seconds, got {value:?}"
+                    ))
+                })?;
+                config.session_idle = Duration::from_secs(secs)
+            }
+            "--allow-host" => config.extra_hosts.push(args.value()?),
+            "--vault" => config.vault = Some(PathBuf::from(args.value()?)),
+            _ => return Err(word.unexpected()),
+        }
+    }
+    config.token = config
+        .token
+        .map(|t| t.trim().to_owned())
+        .filter(|t| !t.is_empty());
+    if config.token.is_none() && !config.listen.ip().is_loopback() {
+        return Err(Usage(format!(
+            "refusing to listen on {} without a token: anyone who can reach it could run and approve tool calls; pass --token or set {TOKEN_ENV}",
+            config.listen
+        )));
+    }
+    Ok(Some(config))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(words: &[&str], env: ServeEnv) -> Result<Option<HostConfig>, Usage> {
+        parse_serve_args(
+            &[ServerKind::Tasks],
+            Args::new(words.iter().copied()),
+            env,
+            PathBuf::from("x.db"),
+        )
+    }
+
+    #[test]
+    fn a_non_loopback_listen_address_needs_a_token() {
+        let err = parse(&["--listen", "0.0.0.0:18790"], ServeEnv::default()).unwrap_err();
+        assert!(
+            err.0
+                .starts_with("refusing to listen on 0.0.0.0:18790 without a token"),
+            "{err}"
+        );
+        let ok = parse(
+            &["--listen", "0.0.0.0:18790", "--token", "t0k3n-for-tests"],
+            ServeEnv::default(),
+        )
+        .unwrap()
+        .unwrap();
+        assert!(!ok.to_string().contains("t0k3n"), "{ok}");
+        let blank_env = parse(
+            &["--listen", "[::]:1"],
+            ServeEnv {
+                token: Some("  ".into()),
+                ..ServeEnv::default()
+            },
+        );
+        assert!(blank_env.is_err());
+    }
+
+    #[test]
+    fn serve_flags_are_read_and_bad_values_named() {
+        let config = parse(
+            &[
+                "--all",
+                "--max-sessions",
+                "3",
+                "--session-idle=5",
+                "--unsigned-bindings",
+                "--vault",
+                "brain",
+            ],
+            ServeEnv::default(),
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(config.servers, ServerKind::ALL.to_vec());
+        assert_eq!(config.max_sessions, 3);
+        assert_eq!(config.session_idle, Duration::from_secs(5));
+        assert_eq!(config.signing, SigningMode::Optional);
+        assert_eq!(config.vault, Some(PathBuf::from("brain")));
+        for (bad, message) in [
+            (
+                vec!["--max-sessions", "0"],
+                "--max-sessions needs a positive whole number, got \"0\"",
+            ),
+            (
+                vec!["--listen", "nowhere"],
+                "--listen needs an address like 127.0.0.1:18790, got \"nowhere\"",
+            ),
+            (
+                vec!["--session-idle", "x"],
+                "--session-idle needs a positive number of seconds, got \"x\"",
+            ),
+            (vec!["--token"], "--token needs a value"),
+            (vec!["--token", "--all"], "--token needs a value"),
+            (vec!["--bogus"], "unexpected argument '--bogus'"),
+            (vec!["extra"], "unexpected argument 'extra'"),
+        ] {
+            let err = parse(&bad, ServeEnv::default()).unwrap_err();
+            assert_eq!(err.0, message, "{bad:?}");
+        }
+        assert!(parse(&["--listen", "x", "--help"], ServeEnv::default()).is_err());
+        assert!(parse(&["--help"], ServeEnv::default()).unwrap().is_none());
+    }
+
+    #[test]
+    fn the_vault_comes_from_the_flag_or_the_environment_and_has_no_default() {
+        let none = parse(&[], ServeEnv::default()).unwrap().unwrap();
+        assert_eq!(none.vault, None);
+        let env = ServeEnv {
+            vault: Some("from-env".into()),
+            ..ServeEnv::default()
+        };
+        assert_eq!(
+            parse(&[], env.clone()).unwrap().unwrap().vault,
+            Some(PathBuf::from("from-env"))
+        );
+        assert_eq!(
+            parse(&["--vault", "flag"], env).unwrap().unwrap().vault,
+            Some(PathBuf::from("flag"))
+        );
+    }
+}

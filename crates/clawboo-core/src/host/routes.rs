@@ -1,0 +1,117 @@
+//! Routing: what answers an admitted request. The MCP mounts (`/api/mcp/<server>`, one
+//! [`Mount`] per server the host serves) are tried first, then [`State::route`]'s table of the
+//! host's own routes, in order.
+//!
+//! Adding a route: one arm in [`State::route`] (a method, a path, and whether it needs the tools
+//! server's database), with its handler in a module of its own (as `rest` and `page` are). Adding
+//! a mount: nothing here; a server in the registry is mounted by `serve` when asked for.
+//!
+//! Guarantees: every request has been admitted ([`super::admission`]) and its body read within
+//! [`super::MAX_BODY_BYTES`] before a route sees it; a route that touches the database runs on the
+//! blocking pool.
+//! Must never: answer a path it does not own (an unknown path is a 404 naming it).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::{Method, Request, StatusCode};
+use hyper::body::Incoming;
+use serde_json::json;
+
+use super::admission::Admission;
+use super::{MAX_BODY_BYTES, error, page, rest};
+use crate::binding::ServerKind;
+use crate::db::Db;
+use crate::mcp::http::{self as mcp_http, HttpResponse, McpHttpService, json_response};
+use crate::signature::BindingKey;
+
+/// One server mounted at `/api/mcp/<server>`.
+#[derive(Debug)]
+pub struct Mount {
+    /// The server.
+    pub kind: ServerKind,
+    /// Its sessions.
+    pub service: McpHttpService,
+}
+
+/// Everything a request is answered from.
+#[derive(Debug)]
+pub struct State {
+    /// The bound address (`/api/mcp/config` builds URLs from it, never from `Host`).
+    pub addr: SocketAddr,
+    /// Who may connect.
+    pub admission: Admission,
+    /// The MCP mounts.
+    pub mounts: Vec<Mount>,
+    /// The tools server's database, when it is mounted: the REST routes and the page need it.
+    pub db: Option<Arc<Db>>,
+    /// The database file, for `/api/mcp/config`'s stdio snippets.
+    pub db_path: PathBuf,
+    /// The install's binding key, which signs `/api/mcp/config`'s URLs.
+    pub key: Option<BindingKey>,
+}
+
+impl State {
+    /// Admits `request`, reads its body within the limit, and routes it.
+    pub async fn answer(self: Arc<Self>, request: Request<Incoming>) -> HttpResponse {
+        if let Err(refused) = self.admission.admit(&request) {
+            return *refused;
+        }
+        let (parts, body) = request.into_parts();
+        let body = match mcp_http::collect_limited(&parts.headers, body, MAX_BODY_BYTES).await {
+            Ok(body) => body,
+            Err(response) => return *response,
+        };
+        self.route(Request::from_parts(parts, body)).await
+    }
+
+    /// The mount at `path`, if any.
+    fn mount(&self, path: &str) -> Option<&Mount> {
+        let name = path.strip_prefix("/api/mcp/")?;
+        self.mounts.iter().find(|m| m.kind.as_str() == name)
+    }
+
+    async fn route(self: Arc<Self>, request: Request<Bytes>) -> HttpResponse {
+        let path = request.uri().path().to_owned();
+        if let Some(mount) = self.mount(&path) {
+            return mount.service.handle_collected(request).await;
+        }
+        let method = request.method().clone();
+        let db = self.db.clone();
+        match (method, path.as_str(), db) {
+            (Method::GET, "/api/health", _) => self.health().await,
+            (Method::GET, "/api/mcp/config", _) => rest::mcp_config(
+                request.uri().query(),
+                self.addr,
+                &self.db_path,
+                self.key.as_ref(),
+            ),
+            (Method::GET, p, Some(_)) if page::is_page(p) || page::is_asset(p) => page::response(p),
+            (method, p, Some(db)) if p == "/api/tools" || p.starts_with("/api/tools/") => {
+                let query = request.uri().query().map(str::to_owned);
+                let body = request.into_body();
+                let p = p.to_owned();
+                tokio::task::spawn_blocking(move || {
+                    rest::tools_route(&db, &method, &p, query.as_deref(), &body)
+                })
+                .await
+                .unwrap_or_else(|e| error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()))
+            }
+            (_, p, _) => error(StatusCode::NOT_FOUND, &format!("no route for {p}")),
+        }
+    }
+
+    /// `GET /api/health`: `{"ok":true,"sessions":{<server>: <live sessions>}}` for every mount.
+    async fn health(&self) -> HttpResponse {
+        let mut sessions = serde_json::Map::new();
+        for mount in &self.mounts {
+            sessions.insert(
+                mount.kind.as_str().into(),
+                mount.service.live_sessions().await.into(),
+            );
+        }
+        json_response(StatusCode::OK, &json!({ "ok": true, "sessions": sessions }))
+    }
+}
