@@ -1,5 +1,8 @@
+use rusqlite::{Connection, params};
+
+use super::claim::verdict_blocks_done;
 use super::*;
-use crate::db::{Conn, Db};
+use crate::db::{Conn, Db, new_id};
 
 fn db() -> Db {
     Db::open_in_memory().unwrap()
