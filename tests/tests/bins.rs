@@ -86,7 +86,7 @@ fn busy_server(bin: &str, db: &Path, writes: usize) -> Server {
     let mut server = Server::spawn(bin, db, &[("RUST_LOG", "error")]);
     let tools = server.list_tools();
     if bin == "clawboo-mcp-tasks" {
-        assert_eq!(tools.len(), 12);
+        assert_eq!(tools.len(), 13);
         for i in 0..writes {
             server.send_request(
                 "tools/call",

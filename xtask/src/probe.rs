@@ -24,7 +24,7 @@ use clawboo_tests::{CLAWBRAIN_TOOLS, Server, TempDir, VERSION, bin_path, workspa
 /// Each bin, the `serverInfo.name` it must report, and its tool count (tools without
 /// `TAVILY_API_KEY`).
 pub const EXPECTED: [(&str, &str, usize); 4] = [
-    ("clawboo-mcp-tasks", "clawboo-tasks", 12),
+    ("clawboo-mcp-tasks", "clawboo-tasks", 13),
     ("clawboo-mcp-memory", "clawboo-memory", 3),
     ("clawboo-mcp-tools", "clawboo-tools", 3),
     ("clawboo-mcp-teamchat", "clawboo-teamchat", 2),

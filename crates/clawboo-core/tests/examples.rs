@@ -50,7 +50,7 @@ fn the_supervisor_finds_the_four_servers_up_in_one_round() {
         })
         .collect();
     let expected = [
-        ("tasks", "12"),
+        ("tasks", "13"),
         ("memory", "3"),
         ("tools", "3"),
         ("teamchat", "2"),

@@ -25,11 +25,11 @@ fn search_key() -> bool {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn probe_counts_twelve_three_three_two_and_closes_each_server() {
+async fn probe_counts_thirteen_three_three_two_and_closes_each_server() {
     let dir = TempDir::new("lib-probe");
     let db = dir.db_path();
     let cases: [(McpServer, usize); 4] = [
-        (tasks_server(open(&db), None), 12),
+        (tasks_server(open(&db), None), 13),
         (memory_server(open(&db), &Embeddings::off(), None), 3),
         (
             tools_server(open(&db), ToolsOptions::default()),

@@ -2,13 +2,14 @@
 //!
 //! Owns: the `task_comments` table. Guarantees: a comment is added only to an existing task (any
 //! status, dropped included), inside one `BEGIN IMMEDIATE`; comments read oldest first; adding one
-//! leaves the task's `updated_at` alone. Must never: change a task row.
+//! leaves the task's `updated_at` alone. Must never: change a task row, but for its lease (a comment
+//! by the lease's holder renews it; a due expiry is applied first, as everywhere: see `lease`).
 
 use rusqlite::{Connection, params};
 use serde::Serialize;
 
-use super::BoardError;
 use super::task::exists;
+use super::{BoardError, lease};
 use crate::db::{Conn, immediate, new_id};
 
 /// Who wrote a comment.
@@ -68,6 +69,7 @@ pub fn comments(conn: &Connection, task_id: &str) -> Result<Vec<Comment>, BoardE
 }
 
 /// Adds a comment to an existing task (any status, dropped included). Does not bump `updated_at`.
+/// A comment by the agent whose lease holds the task renews the lease.
 pub fn add_comment(
     conn: &Conn<'_>,
     task_id: &str,
@@ -75,9 +77,13 @@ pub fn add_comment(
     author_agent_id: Option<&str>,
     author_type: AuthorType,
 ) -> Result<Comment, BoardError> {
+    lease::expire_if_due(conn, task_id)?;
     immediate(conn, |tx| {
         if !exists(tx, task_id)? {
             return Err(BoardError::no_task(task_id));
+        }
+        if let Some(author) = author_agent_id {
+            lease::renew_if_held_by(tx, task_id, author)?;
         }
         let comment = Comment {
             id: new_id(),

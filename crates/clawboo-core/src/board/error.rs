@@ -96,6 +96,33 @@ pub enum BoardError {
         /// The task it would wait on.
         depends_on: String,
     },
+    /// A renewal came after the caller's lease had run out: this call returned the task to `todo`.
+    /// Wire: ours.
+    #[error(
+        "lease_expired ({agent}'s lease ran out at {at} (ms since the epoch); the task went back to todo)"
+    )]
+    LeaseExpired {
+        /// The agent whose lease ran out.
+        agent: String,
+        /// When it ran out, ms since the epoch.
+        at: i64,
+    },
+    /// A renewal by an agent that does not hold the task in progress.
+    /// Wire: ours.
+    #[error(
+        "not_holder (the task is {status}, assigned to {})",
+        holder.as_deref().unwrap_or("nobody")
+    )]
+    NotHolder {
+        /// The stored status.
+        status: String,
+        /// The stored assignee.
+        holder: Option<String>,
+    },
+    /// A renewal of a task with no lease, giving no length.
+    /// Wire: ours.
+    #[error("no_lease (the task has none: pass leaseSeconds to start one)")]
+    NoLease,
     /// The database failed.
     /// Wire: ours.
     #[error("database error: {0}")]

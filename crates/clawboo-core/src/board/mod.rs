@@ -10,14 +10,16 @@
 //! from caller input.
 //!
 //! The board is split by concern, each file with its own contract: [`task`] (the task row, reads by
-//! id, the capped creates), [`claim`] (the claim and every status move), [`deps`] (dependency links
-//! and the ready queue), [`comments`], [`listing`] (the list and the ancestor chain), [`error`] (the
-//! refusals and their wire texts) and [`status`] (the state machine).
+//! id, the capped creates), [`claim`] (the claim and every status move), [`lease`] (leases on
+//! claims: renewal and the expiry), [`deps`] (dependency links and the ready queue), [`comments`],
+//! [`listing`] (the list and the ancestor chain), [`error`] (the refusals and their wire texts) and
+//! [`status`] (the state machine).
 
 mod claim;
 mod comments;
 mod deps;
 mod error;
+mod lease;
 mod listing;
 mod status;
 mod task;
@@ -26,6 +28,7 @@ pub use claim::{claim, release, update_status};
 pub use comments::{AuthorType, Comment, add_comment, comments};
 pub use deps::{link, ready};
 pub use error::{BoardError, TaskRole};
+pub use lease::{MAX_LEASE_SECONDS, expire_leases, next_expiry, renew};
 pub use listing::{Ancestor, ListFilter, ancestors, list};
 pub use status::Status;
 pub use task::{Caps, NewTask, Task, create_root, create_subtask, get, insert};
@@ -117,7 +120,23 @@ CREATE TABLE IF NOT EXISTS execution_processes (
 );
 CREATE INDEX IF NOT EXISTS idx_exec_task ON execution_processes (task_id);
 CREATE INDEX IF NOT EXISTS idx_exec_status ON execution_processes (status);
-")],
+"),
+        // Leases on claims (ours; `lease`): how long a claim holds its task, and until when.
+        Step::AddColumn {
+            table: "tasks",
+            column: "lease_seconds",
+            definition: "INTEGER",
+        },
+        Step::AddColumn {
+            table: "tasks",
+            column: "lease_expires_at",
+            definition: "INTEGER",
+        },
+        Step::Sql(
+            "CREATE INDEX IF NOT EXISTS idx_tasks_lease ON tasks (lease_expires_at)
+             WHERE lease_expires_at IS NOT NULL",
+        ),
+    ],
 };
 
 #[cfg(test)]

@@ -10,6 +10,7 @@
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::Serialize;
 
+use super::lease::lease_holds;
 use super::{BoardError, Status, TaskRole};
 use crate::db::{Conn, immediate, new_id};
 
@@ -83,11 +84,17 @@ pub struct Task {
     pub updated_at: i64,
     /// When the task entered `done` or `cancelled`.
     pub completed_at: Option<i64>,
+    /// While a lease holds the task (ours, not the reference's: see `lease`), when it runs out, ms
+    /// since the epoch. Left out of the JSON when no lease holds the task, so a board without
+    /// leases emits exactly the reference's keys.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lease_expires_at: Option<i64>,
 }
 
 pub(super) const TASK_COLUMNS: &str = "id, title, description, status, priority, team_id, assignee_agent_id, \
     assignee_runtime, parent_task_id, source_delegation_id, worktree_ref, branch_ref, cost_usd, \
-    parent_session_id, dropped, tenant_id, scheduled_by, verification, created_at, updated_at, completed_at";
+    parent_session_id, dropped, tenant_id, scheduled_by, verification, created_at, updated_at, completed_at, \
+    lease_seconds, lease_expires_at";
 
 /// A stored status reads as its [`Status`]; an unknown word is a conversion error naming it.
 impl rusqlite::types::FromSql for Status {
@@ -102,11 +109,20 @@ impl rusqlite::types::FromSql for Status {
 impl Task {
     /// Reads a task by column name from a row that selected [`TASK_COLUMNS`].
     pub(super) fn from_row(row: &Row<'_>) -> rusqlite::Result<Task> {
+        let status: Status = row.get("status")?;
+        let updated_at: i64 = row.get("updated_at")?;
+        let lease_expires_at: Option<i64> = row.get("lease_expires_at")?;
+        let held = lease_holds(
+            status,
+            updated_at,
+            lease_expires_at,
+            row.get("lease_seconds")?,
+        );
         Ok(Task {
             id: row.get("id")?,
             title: row.get("title")?,
             description: row.get("description")?,
-            status: row.get("status")?,
+            status,
             priority: row.get("priority")?,
             team_id: row.get("team_id")?,
             assignee_agent_id: row.get("assignee_agent_id")?,
@@ -122,8 +138,9 @@ impl Task {
             scheduled_by: row.get("scheduled_by")?,
             verification: row.get("verification")?,
             created_at: row.get("created_at")?,
-            updated_at: row.get("updated_at")?,
+            updated_at,
             completed_at: row.get("completed_at")?,
+            lease_expires_at: lease_expires_at.filter(|_| held),
         })
     }
 }

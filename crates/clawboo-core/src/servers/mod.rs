@@ -22,9 +22,11 @@ pub use clawbrain::ClawBrainError;
 pub use memory::Embeddings;
 pub use tools::ToolsOptions;
 
-/// Builds the tasks server (`clawboo-tasks`, 12 tools: a kanban board with an atomic claim)
-/// over `db`. With `binding`, every read and write is confined to that team and tasks of other
-/// teams look missing; without it the model names teams in its arguments.
+/// Builds the tasks server (`clawboo-tasks`, 13 tools: a kanban board with an atomic claim and
+/// optional leases on claims) over `db`. With `binding`, every read and write is confined to that
+/// team and tasks of other teams look missing; without it the model names teams in its arguments.
+/// Claims get the lease `CLAWBOO_CLAIM_LEASE_SECS` names (in seconds), if this process's
+/// environment sets it, unless a call says otherwise.
 pub fn tasks_server(db: Db, binding: Option<TasksBinding>) -> McpServer {
     McpServer::new(tasks::build(db, binding))
 }
