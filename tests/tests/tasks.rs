@@ -62,6 +62,9 @@ fn illegal(action: &str, from: &str, to: &str, allowed: &[&str]) -> String {
     format!("{action} failed: illegal_transition ({from} → {to}; allowed: {allowed})")
 }
 
+/// `list_tasks`'s description after its first sentence (which says whose tasks it lists).
+const LIST_TASKS_REST: &str = "Pass ready=true for only claimable (deps satisfied) work. To wait for work instead of polling, add waitMs (up to 60000): with nothing ready the call returns as soon as a task becomes ready, or after waitMs with [].";
+
 /// The keys of a task object (spec §1.4).
 const TASK_KEYS: [&str; 21] = [
     "id",
@@ -247,7 +250,7 @@ fn initialize_names_the_server_and_lists_the_seed_tools_with_their_schemas_then_
         [
             (
                 "list_tasks",
-                "List board tasks. Pass ready=true for only claimable (deps satisfied) work. To wait for work instead of polling, add waitMs (up to 60000): with nothing ready the call returns as soon as a task becomes ready, or after waitMs with []."
+                format!("List board tasks. {LIST_TASKS_REST}").as_str()
             ),
             (
                 "get_task",
@@ -1336,7 +1339,7 @@ fn a_team_bound_session_sees_and_touches_only_its_team() {
     let tools = b.server.list_tools();
     assert_eq!(
         tools[0]["description"],
-        "List your team's board tasks. Pass ready=true for only claimable (deps satisfied) work."
+        format!("List your team's board tasks. {LIST_TASKS_REST}")
     );
     assert_eq!(b.ids(json!({})), [mine.as_str()]);
     assert_eq!(b.ids(json!({"teamId": "B"})), [mine.as_str()]);
@@ -1556,7 +1559,7 @@ fn a_blank_scope_variable_leaves_the_session_unbound() {
     assert_eq!(listed.as_array().map(Vec::len), Some(2));
     assert_eq!(
         open.list_tools()[0]["description"],
-        "List board tasks. Pass ready=true for only claimable (deps satisfied) work."
+        format!("List board tasks. {LIST_TASKS_REST}")
     );
 }
 

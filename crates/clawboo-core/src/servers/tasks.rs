@@ -172,8 +172,8 @@ struct ClaimArgs {
     assignee_agent_id: String,
     /// The runtime the agent runs in.
     assignee_runtime: Option<String>,
-    /// Hold the task only this many seconds (1..86400) unless renewed; 0 for no lease. Left out,
-    /// the board's default applies (none unless the operator set one).
+    /// Hold the task only this many seconds (0..86400, where 0 is no lease) unless renewed. Left
+    /// out, the board's default applies (none unless the operator set one).
     #[schemars(range(min = 0, max = 86400))]
     lease_seconds: Option<u32>,
 }
