@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use clawboo_tests::http::Host;
-use clawboo_tests::{Server, TempDir};
+use clawboo_tests::{Rng, Server, TempDir};
 use serde_json::{Value, json};
 
 /// How many sessions wait at once on the host.
@@ -25,6 +25,9 @@ pub const WAITERS: usize = 100;
 
 /// How long each waiting call may wait: longer than any measuring window.
 const WAIT_MS: u64 = 30_000;
+
+/// The servers' change-watcher tick (`db::watch::TICK`), in ms: the posts' phase spans it.
+const WATCH_TICK_MS: usize = 25;
 
 /// The kernel's clock ticks per second in `/proc/<pid>/stat` (`USER_HZ`, 100 on Linux).
 const TICKS_PER_SECOND: f64 = 100.0;
@@ -142,13 +145,17 @@ fn wake_latency(rounds: usize) -> anyhow::Result<(f64, f64)> {
     let mut talker = teammate(&dir.db_path(), "talker");
     let mut since = 0;
     let mut samples = Vec::with_capacity(rounds);
+    let mut rng = Rng::new(0x3A17);
     for _ in 0..rounds {
         let waiting = listener.send_request(
             "tools/call",
             json!({"name": "team_chat_subscribe", "arguments": {"sinceSeq": since, "waitMs": WAIT_MS}}),
         );
-        // Give the call time to reach its wait; a post that came first would be measured short.
-        std::thread::sleep(Duration::from_millis(50));
+        // Give the call time to reach its wait (a post that came first would be measured short),
+        // then post at a random point of the watcher's tick: its thread starts with the first
+        // waiter, so a fixed delay would always post at the same phase.
+        let phase = rng.below(WATCH_TICK_MS);
+        std::thread::sleep(Duration::from_millis(50 + phase as u64));
         let started = Instant::now();
         let posted = talker.send_request(
             "tools/call",
