@@ -1,5 +1,6 @@
 //! The claim and every status move: the only writes to `tasks.status`, `assignee_agent_id` and
-//! `assignee_runtime` after creation.
+//! `assignee_runtime` after creation, but for a lease's expiry (`lease`), which returns a task to
+//! `todo` as a release would.
 //!
 //! Guarantees: the claim is one guarded `UPDATE … RETURNING` (`todo`, unassigned, live), so of any
 //! number of concurrent claimers exactly one wins (a task whose lease ran out is expired and
