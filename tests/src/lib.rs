@@ -414,6 +414,12 @@ impl Server {
         ToolReply::from_result(result)
     }
 
+    /// Closes stdin without waiting for the process: the server sees EOF, and what it still
+    /// writes can be read.
+    pub fn close_stdin(&mut self) {
+        drop(self.stdin.take());
+    }
+
     /// Closes stdin and waits for the process to exit.
     pub fn close(mut self) -> ExitStatus {
         drop(self.stdin.take());

@@ -7,7 +7,8 @@
 //! server after a burst of its typical calls; from `corpus`, pipelined `ping` throughput,
 //! `memory_save` rate and memory search on a realistic corpus; the scrubber's throughput
 //! ([`scrub`]); ClawBrain's search and store ([`clawbrain`]); 16 sessions
-//! over HTTP against 16 stdio processes ([`http`]). Prints a table and writes
+//! over HTTP against 16 stdio processes ([`http`]); the CPU of a host with 100 waiting subscribers
+//! and the wake-up latency of a waiting call ([`wait`]). Prints a table and writes
 //! `target/bench/bench.json`.
 //!
 //! `--vs 'COMMAND'` (repeatable) runs a comparison stdio MCP server (e.g. the reference's bin) in the
@@ -16,7 +17,8 @@
 //!
 //! This module runs the benchmarks and reports them (the table and `bench.json`); the workloads
 //! live beside it: `stdio` (cold start, round trips, the claim race, peak RSS), `facts` (the
-//! synthetic memory worst case), `corpus` (the realistic corpus), `http`, `clawbrain`, `scrub`.
+//! synthetic memory worst case), `corpus` (the realistic corpus), `http`, `clawbrain`, `scrub`,
+//! `wait`.
 //!
 //! Must never: assert on a time; a benchmark reports, tests decide.
 
@@ -35,6 +37,7 @@ mod facts;
 mod http;
 pub mod scrub;
 mod stdio;
+mod wait;
 
 use self::facts::{search_latency, search_rate, seed_facts};
 use self::stdio::{RACERS, RSS_CALLS, cold_start, get_task_rate, peak_rss, race, rss_workload};
@@ -234,6 +237,10 @@ pub fn run(quick: bool, vs: Vec<String>) -> anyhow::Result<()> {
     for (name, unit, value) in scrub::rows(quick)? {
         rows.push(Row::ours_only(&subjects, name, unit, Some(value)));
     }
+    // Waiting (`waitMs`) is ours: the host's CPU with waiting subscribers, the wake-up latency.
+    for (name, unit, value) in wait::rows(quick)? {
+        rows.push(Row::ours_only(&subjects, name, unit, Some(value)));
+    }
 
     print_table(&subjects, &rows);
     let path = write_json(&subjects, &rows)?;
@@ -324,7 +331,11 @@ fn print_table(subjects: &[Subject], rows: &[Row]) {
     }
     println!();
     for row in rows {
-        let digits = if row.unit == "share" { 3 } else { 1 };
+        let digits = match row.unit {
+            "share" => 3,
+            "% core" => 2,
+            _ => 1,
+        };
         let show = |v: Option<f64>| v.map_or("n/a".to_owned(), |v| format!("{v:.digits$}"));
         print!(
             "{:<width$} {:>10} {:>12}",

@@ -132,6 +132,8 @@ pub struct Tool<S> {
     description: String,
     input_schema: Map<String, Value>,
     handler: Handler<S>,
+    /// The argument that makes a call wait ([`Tool::waits_when_given`]).
+    waits_on: Option<&'static str>,
 }
 
 impl<S> Tool<S> {
@@ -151,7 +153,24 @@ impl<S> Tool<S> {
                 let args: A = serde_json::from_value(args).map_err(ToolError::invalid_args)?;
                 handler(state, args)
             }),
+            waits_on: None,
         }
+    }
+
+    /// Declares that a call giving the number argument `arg` a value above zero may wait (for a
+    /// change in the database, up to that many milliseconds): such a call is never answered on a
+    /// stdio reader thread, even for a server whose handlers otherwise never wait
+    /// ([`ServerBuilder::handlers_never_wait`]).
+    pub fn waits_when_given(mut self, arg: &'static str) -> Self {
+        self.waits_on = Some(arg);
+        self
+    }
+
+    /// Whether a call with `args` may wait ([`Tool::waits_when_given`]).
+    fn may_wait(&self, args: Option<&Map<String, Value>>) -> bool {
+        self.waits_on
+            .and_then(|arg| args?.get(arg)?.as_f64())
+            .is_some_and(|n| n > 0.0)
     }
 
     /// The tool's name.
@@ -312,7 +331,8 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
 
     /// Runs `hook` on the state when the session ends ([`Server::close`]), before the process waits
     /// for handlers still running: a handler that waits on something (the broker's approval) can
-    /// be told to stop.
+    /// be told to stop. A hook may run more than once for one session (stdio runs the hooks when
+    /// stdin closes and again once the session is over), so it must be idempotent.
     pub fn on_close(mut self, hook: impl Fn(&S) + Send + Sync + 'static) -> Self {
         self.inner.on_close.push(Box::new(hook));
         self
@@ -322,7 +342,9 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
     /// connection (waiting at most for the database's lock), no network, no person, no timer. A
     /// stdio session then runs `tools/call` on its reader thread, which saves two thread hand-offs
     /// per call; while a call runs there, the session's next requests wait for it. A server with a
-    /// handler that may wait longer (an approval, an HTTP request) must not say this.
+    /// handler that may wait longer (an approval, an HTTP request) must not say this; a tool that
+    /// waits only when asked to says so itself ([`Tool::waits_when_given`]), and those calls are
+    /// served off the reader.
     pub fn handlers_never_wait(mut self) -> Self {
         self.inner.handlers_never_wait = true;
         self
@@ -416,6 +438,16 @@ impl<S: Send + Sync + 'static> Server<S> {
     /// ([`ServerBuilder::handlers_never_wait`]).
     fn answers_calls_inline(&self) -> bool {
         self.inner.handlers_never_wait
+    }
+
+    /// Whether this call asks its tool to wait ([`Tool::waits_when_given`]), so that it must not
+    /// be answered on a stdio reader thread.
+    fn call_may_wait(&self, request: &CallToolRequestParams) -> bool {
+        self.inner
+            .tools
+            .iter()
+            .find(|t| t.name == request.name)
+            .is_some_and(|t| t.may_wait(request.arguments.as_ref()))
     }
 
     /// Runs a `tools/call` on the calling thread and shapes the result exactly as rmcp's request

@@ -25,9 +25,11 @@ pub use clawbrain::ClawBrainError;
 pub use memory::Embeddings;
 pub use tools::ToolsOptions;
 
-/// Builds the tasks server (`clawboo-tasks`: a kanban board with an atomic claim, its tools listed
-/// in `servers::registry`) over `db`. With `binding`, every read and write is confined to that team and tasks of other
-/// teams look missing; without it the model names teams in its arguments.
+/// Builds the tasks server (`clawboo-tasks`: a kanban board with an atomic claim and optional
+/// leases on claims, its tools listed in `servers::registry`) over `db`. With `binding`, every read
+/// and write is confined to that team and tasks of other teams look missing; without it the model
+/// names teams in its arguments. Claims get the lease `CLAWBOO_CLAIM_LEASE_SECS` names (in
+/// seconds), if this process's environment sets it, unless a call says otherwise.
 pub fn tasks_server(db: Db, binding: Option<TasksBinding>) -> McpServer {
     McpServer::new(tasks::build(db, binding))
 }

@@ -273,7 +273,8 @@ const TASKS: Entry = Entry {
     server_name: tasks::SERVER_NAME,
     bin: "clawboo-mcp-tasks",
     summary: "The Clawboo kanban board as MCP tools: tasks, atomic claims, dependencies, comments.",
-    env_help: "    CLAWBOO_SCOPE_TEAM_ID    bind the session to one team: other teams' tasks are invisible\n",
+    env_help: "    CLAWBOO_SCOPE_TEAM_ID    bind the session to one team: other teams' tasks are invisible\n    \
+               CLAWBOO_CLAIM_LEASE_SECS the lease a claim gets when the call names none (default: no lease)\n",
     tools: &[
         "list_tasks",
         "get_task",
@@ -287,6 +288,7 @@ const TASKS: Entry = Entry {
         "unblock_task",
         "add_comment",
         "link_task",
+        "renew_task_lease",
     ],
     optional_tools: &[],
     prompts: &[],
