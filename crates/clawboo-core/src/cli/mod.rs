@@ -152,7 +152,7 @@ pub fn commands(kind: ServerKind) -> Vec<Command> {
             });
             list.push(Command {
                 words: vec!["serve"],
-                synopsis: SERVE_SYNOPSIS.into(),
+                synopsis: synopsis_of(&host::SERVE_FLAGS),
                 about: format!(
                     "serve over Streamable HTTP at /api/mcp/<server> (default 127.0.0.1:{}); --all hosts\n\
                      every server, the /api/tools REST routes and the approvals page at / on one port",
@@ -199,9 +199,19 @@ pub fn commands(kind: ServerKind) -> Vec<Command> {
     list
 }
 
-/// `serve`'s usage line.
-const SERVE_SYNOPSIS: &str = "[--all] [--listen ADDR] [--token T] [--max-sessions N] [--session-idle SECS]\n        \
-    [--allow-host NAME] [--unsigned-bindings] [--vault DIR]";
+/// A usage line of optional `flags` (`[--flag VALUE]`), four to a line.
+fn synopsis_of(flags: &[(&str, &str)]) -> String {
+    flags
+        .chunks(4)
+        .map(|line| {
+            line.iter()
+                .map(|(flag, _)| format!("[{flag}]"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n        ")
+}
 
 /// `attach`'s usage line.
 const ATTACH_SYNOPSIS: &str = "--runtime claude-code|codex|openclaw [--transport stdio|http]\n        \
