@@ -4,6 +4,7 @@
 use clawboo_tests::{TempDir, clawbrain_score};
 use rusqlite::Connection;
 
+use super::memories::negated;
 use super::*;
 
 /// 2026-02-20T14:30:00.000Z.
