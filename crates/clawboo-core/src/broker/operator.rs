@@ -14,7 +14,7 @@ use serde::Serialize;
 use super::approvals::{self, ApprovalRow, Resolution, ResolveError, Resolved};
 use super::audit::{self, AuditRow};
 use super::availability::AvailabilityContext;
-use super::builtins::Builtin;
+use super::builtins;
 use super::registry;
 use super::summary::for_display;
 use crate::db::Db;
@@ -42,18 +42,18 @@ pub struct ToolStatus {
 /// Every builtin with its risk, its availability judged in `env`, and its switch.
 pub fn tools(db: &Db, env: &AvailabilityContext) -> rusqlite::Result<Vec<ToolStatus>> {
     let conn = db.conn();
-    Builtin::ALL
+    builtins::ALL
         .iter()
         .map(|tool| {
-            let availability = env.evaluate(tool.requirement().as_ref());
+            let availability = env.evaluate(tool.requires.as_ref());
             Ok(ToolStatus {
-                name: tool.name(),
-                description: tool.description(),
+                name: tool.name,
+                description: tool.description,
                 owner: tool.owner(),
-                risk: tool.risk().as_str(),
+                risk: tool.risk.as_str(),
                 available: availability.visible,
                 diagnostics: availability.diagnostics,
-                enabled: registry::is_enabled(&conn, tool.name())?,
+                enabled: registry::is_enabled(&conn, tool.name)?,
             })
         })
         .collect()
@@ -126,8 +126,8 @@ pub enum SwitchError {
 /// Switches calls to the builtin `tool` on or off (recording the builtins first, so the switch
 /// holds on a file no server has opened yet).
 pub fn set_enabled(db: &Db, tool: &str, enabled: bool) -> Result<(), SwitchError> {
-    if Builtin::from_name(tool).is_none() {
-        let known: Vec<&str> = Builtin::ALL.iter().map(|b| b.name()).collect();
+    if builtins::by_name(tool).is_none() {
+        let known: Vec<&str> = builtins::ALL.iter().map(|b| b.name).collect();
         return Err(SwitchError::UnknownTool {
             name: tool.to_owned(),
             known: known.join(", "),
