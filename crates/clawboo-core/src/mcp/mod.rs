@@ -1,10 +1,22 @@
 //! The MCP layer: the only module that touches rmcp.
 //!
 //! Owns: how a tool is declared ([`Tool::new`]: a name, a description, an argument type deriving
-//! `Deserialize + JsonSchema`, a handler), how a prompt is declared ([`Prompt`]), how a result is
-//! shaped (`content: [{type:"text"}]` with `isError` always present, `_meta.denied` on a policy
-//! denial), how domain errors become tool-errors ([`ToolError`], in [`to_call_result`]), and serving
-//! over stdio ([`stdio`]) and Streamable HTTP ([`http`]).
+//! `Deserialize + JsonSchema`, a handler; then its [`Annotations`] and, for a tool that answers
+//! JSON, its answer type with [`Tool::output`]), how a prompt is declared ([`Prompt`]), how a result
+//! is shaped (`content: [{type:"text"}]` with `isError` always present, `_meta.denied` on a policy
+//! denial, `structuredContent` beside the text of a tool with an output type), how domain errors
+//! become tool-errors ([`ToolError`], in [`to_call_result`]), and serving over stdio ([`stdio`])
+//! and Streamable HTTP ([`http`]).
+//!
+//! Structured output: a tool declared with [`Tool::output`] lists an `outputSchema` generated from
+//! its answer type, and its successful result carries `structuredContent`, the text block parsed:
+//! the text is byte for byte what it was before structured output existed, so a client that reads
+//! only `content` sees no change. An answer that is a JSON array is advertised and sent as the array
+//! it is (protocol `2026-07-28` allows any JSON value, SEP-2106), not wrapped in an object that
+//! the text would not match; a peer on an older version, which allows only objects, gets neither
+//! the array schema nor the array (rmcp drops both, `shape_for_protocol`), and reads the text as
+//! before. A peer on a version older than `2025-06-18`, which has no structured output and no tool
+//! `title`, gets neither; one older than `2025-03-26` gets no annotations.
 //!
 //! Guarantees: arguments are checked against the advertised schema before a handler runs, and a
 //! failure is a tool-error starting `invalid args: ` that names the field; an unknown tool is a
@@ -16,6 +28,7 @@
 //!
 //! Must never: know any domain. Servers declare their tools here; repositories never see MCP.
 
+mod annotations;
 mod erased;
 mod frame;
 pub mod http;
@@ -38,16 +51,22 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+pub use annotations::Annotations;
 pub use erased::{McpServer, serve_stdio};
 pub use schema::input_schema_for;
 
 /// The version every server advertises and every bin reports: the workspace's package version.
 pub const SERVER_VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// A successful tool result: one or more text blocks.
+/// A successful tool result: one or more text blocks, and the structured content of a tool
+/// declared with an output type.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Reply {
     blocks: Vec<String>,
+    /// The first block is JSON ([`Reply::json`]).
+    json: bool,
+    /// `structuredContent`: set by [`Tool`] for a tool with an output type.
+    structured: Option<Value>,
 }
 
 impl Reply {
@@ -55,13 +74,19 @@ impl Reply {
     pub fn json(value: &impl Serialize) -> Self {
         let text = serde_json::to_string_pretty(value)
             .unwrap_or_else(|e| format!("{{\"error\":\"unserialisable result: {e}\"}}"));
-        Self { blocks: vec![text] }
+        Self {
+            blocks: vec![text],
+            json: true,
+            structured: None,
+        }
     }
 
     /// A result whose text is `text` as it is.
     pub fn text(text: impl Into<String>) -> Self {
         Self {
             blocks: vec![text.into()],
+            json: false,
+            structured: None,
         }
     }
 
@@ -132,6 +157,8 @@ pub struct Tool<S> {
     name: &'static str,
     description: String,
     input_schema: Map<String, Value>,
+    annotations: Option<Annotations>,
+    output_schema: Option<Map<String, Value>>,
     handler: Handler<S>,
 }
 
@@ -148,6 +175,8 @@ impl<S> Tool<S> {
             name,
             description: description.into(),
             input_schema: input_schema_for::<A>(),
+            annotations: None,
+            output_schema: None,
             handler: Box::new(move |state, args| {
                 let args: A = serde_json::from_value(args).map_err(ToolError::invalid_args)?;
                 handler(state, args)
@@ -160,6 +189,22 @@ impl<S> Tool<S> {
         self.name
     }
 
+    /// Says what calling the tool does to the world (MCP's tool annotations). Every tool of every
+    /// server declares them; `tools/list` sends them.
+    pub fn annotations(mut self, annotations: Annotations) -> Self {
+        self.annotations = Some(annotations);
+        self
+    }
+
+    /// Declares that every successful answer is [`Reply::json`] of an `O`: `tools/list` advertises
+    /// `O`'s schema as the tool's `outputSchema`, and each result carries the answer as
+    /// `structuredContent` beside its unchanged text. Only for a tool whose every success is JSON
+    /// of that type (a client checks `structuredContent` against the schema).
+    pub fn output<O: JsonSchema>(mut self) -> Self {
+        self.output_schema = Some(schema::output_schema_for::<O>());
+        self
+    }
+
     /// The tool's advertised input schema.
     pub fn input_schema(&self) -> &Map<String, Value> {
         &self.input_schema
@@ -170,8 +215,37 @@ impl<S> Tool<S> {
         schema::coerce_whole_numbers(&self.input_schema, &mut args);
         let without_nulls: Map<String, Value> =
             args.into_iter().filter(|(_, v)| !v.is_null()).collect();
-        (self.handler)(state, Value::Object(without_nulls))
+        let mut reply = (self.handler)(state, Value::Object(without_nulls))?;
+        if self.output_schema.is_some() && reply.json {
+            reply.structured = reply
+                .blocks
+                .first()
+                .and_then(|text| serde_json::from_str(text).ok());
+        }
+        Ok(reply)
     }
+
+    /// The tool as `tools/list` describes it to a peer on `protocol`.
+    fn describe(&self, protocol: Option<&ProtocolVersion>) -> rmcp::model::Tool {
+        let mut tool = rmcp::model::Tool::new(
+            self.name,
+            self.description.clone(),
+            Arc::new(self.input_schema.clone()),
+        );
+        if supports(protocol, &ProtocolVersion::V_2025_03_26) {
+            tool.annotations = self.annotations.as_ref().map(Annotations::to_rmcp);
+        }
+        if supports(protocol, &ProtocolVersion::V_2025_06_18) {
+            tool.title = self.annotations.as_ref().map(|a| a.title().to_owned());
+            tool.output_schema = self.output_schema.clone().map(Arc::new);
+        }
+        tool
+    }
+}
+
+/// Whether a peer on `protocol` speaks `since` or later (no version known: the newest).
+fn supports(protocol: Option<&ProtocolVersion>, since: &ProtocolVersion) -> bool {
+    protocol.is_none_or(|v| v.as_str() >= since.as_str())
 }
 
 type Renderer<S> = Box<dyn Fn(&S, &Map<String, Value>) -> Result<String, ToolError> + Send + Sync>;
@@ -214,6 +288,8 @@ pub struct CallOutcome {
     pub is_error: bool,
     /// `_meta.denied`, if present.
     pub denied: Option<String>,
+    /// `structuredContent`, if present.
+    pub structured: Option<Value>,
 }
 
 impl CallOutcome {
@@ -232,6 +308,7 @@ impl CallOutcome {
                 .and_then(|m| m.0.get("denied"))
                 .and_then(Value::as_str)
                 .map(str::to_owned),
+            structured: result.structured_content.clone(),
         }
     }
 
@@ -246,11 +323,16 @@ impl CallOutcome {
     }
 }
 
-/// The one function that shapes a handler's outcome for the wire.
-fn to_call_result(result: ToolResult) -> CallToolResult {
+/// The one function that shapes a handler's outcome for the wire, for a peer on `protocol`.
+fn to_call_result(result: ToolResult, protocol: Option<&ProtocolVersion>) -> CallToolResult {
     match result {
         Ok(reply) => {
-            CallToolResult::success(reply.blocks.into_iter().map(ContentBlock::text).collect())
+            let mut out =
+                CallToolResult::success(reply.blocks.into_iter().map(ContentBlock::text).collect());
+            if supports(protocol, &ProtocolVersion::V_2025_06_18) {
+                out.structured_content = reply.structured;
+            }
+            out
         }
         Err(err) => {
             let mut out = CallToolResult::error(vec![ContentBlock::text(err.message)]);
@@ -386,7 +468,7 @@ impl<S: Send + Sync + 'static> Server<S> {
 
     /// Runs one call synchronously, as `tools/call` would (argument check, handler, error shaping).
     pub fn call(&self, name: &str, args: Value) -> CallOutcome {
-        CallOutcome::read(&to_call_result(self.run_tool(name, args)))
+        CallOutcome::read(&to_call_result(self.run_tool(name, args), None))
     }
 
     fn run_tool(&self, name: &str, args: Value) -> ToolResult {
@@ -427,22 +509,17 @@ impl<S: Send + Sync + 'static> Server<S> {
         let result =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run_tool(&name, args)))
                 .map_err(|_| ErrorData::internal_error("handler failed: it panicked", None))?;
-        let mut result: ServerResult = CallToolResponse::from(to_call_result(result)).into();
+        let mut result: ServerResult =
+            CallToolResponse::from(to_call_result(result, protocol)).into();
         shape_for_protocol(&mut result, protocol);
         Ok(result)
     }
 
-    fn rmcp_tools(&self) -> Vec<rmcp::model::Tool> {
+    fn rmcp_tools(&self, protocol: Option<&ProtocolVersion>) -> Vec<rmcp::model::Tool> {
         self.inner
             .tools
             .iter()
-            .map(|t| {
-                rmcp::model::Tool::new(
-                    t.name,
-                    t.description.clone(),
-                    Arc::new(t.input_schema.clone()),
-                )
-            })
+            .map(|t| t.describe(protocol))
             .collect()
     }
 
@@ -537,21 +614,25 @@ impl<S: Send + Sync + 'static> ServerHandler for Server<S> {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.rmcp_tools()))
+        let protocol = context.protocol_version();
+        Ok(ListToolsResult::with_all_items(
+            self.rmcp_tools(protocol.as_ref()),
+        ))
     }
 
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let protocol = context.protocol_version();
         let server = self.clone();
         let name = request.name.to_string();
         let args = request.arguments.map_or(Value::Null, Value::Object);
         let result = blocking(move || server.run_tool(&name, args)).await?;
-        Ok(to_call_result(result).into())
+        Ok(to_call_result(result, protocol.as_ref()).into())
     }
 
     async fn list_prompts(
@@ -607,20 +688,88 @@ mod tests {
         }
     }
 
+    #[derive(Serialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct EchoAnswer {
+        message: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        widths: Option<Vec<u8>>,
+    }
+
     fn server() -> Server<()> {
         Server::builder("test", ())
-            .tool(Tool::new("echo", "Echo.", |_: &(), a: EchoArgs| {
-                if a.message.ends_with('!') {
-                    return Err(Refusal::TooLoud(a.message).into());
-                }
-                let repeated = a.message.repeat(a.times.unwrap_or(1) as usize);
-                let mut reply = json!({ "message": repeated });
-                if let Some(widths) = a.widths {
-                    reply["widths"] = json!(widths);
-                }
-                Ok(Reply::json(&reply))
-            }))
+            .tool(
+                Tool::new("plain", "Plain text.", |_: &(), _: EchoArgs| {
+                    Ok(Reply::text("{\"looks\": \"like json\"}"))
+                })
+                .annotations(Annotations::read_only("Plain")),
+            )
+            .tool(
+                Tool::new("echo", "Echo.", |_: &(), a: EchoArgs| {
+                    if a.message.ends_with('!') {
+                        return Err(Refusal::TooLoud(a.message).into());
+                    }
+                    let repeated = a.message.repeat(a.times.unwrap_or(1) as usize);
+                    let mut reply = json!({ "message": repeated });
+                    if let Some(widths) = a.widths {
+                        reply["widths"] = json!(widths);
+                    }
+                    Ok(Reply::json(&reply))
+                })
+                .annotations(Annotations::additive("Echo").idempotent())
+                .output::<EchoAnswer>(),
+            )
             .build()
+    }
+
+    fn wire<T: Serialize>(value: T) -> Value {
+        serde_json::to_value(value).unwrap()
+    }
+
+    #[test]
+    fn structured_content_is_the_text_parsed_only_for_tools_with_an_output_type() {
+        let out = server().call("echo", json!({"message": "hi", "widths": [1]}));
+        assert_eq!(
+            out.text(),
+            "{\n  \"message\": \"hi\",\n  \"widths\": [\n    1\n  ]\n}"
+        );
+        assert_eq!(
+            out.structured,
+            Some(json!({"message": "hi", "widths": [1]}))
+        );
+        let plain = server().call("plain", json!({"message": "hi"}));
+        assert_eq!(plain.structured, None, "a text answer is never structured");
+        let refused = server().call("echo", json!({"message": "hi!"}));
+        assert_eq!(refused.structured, None);
+    }
+
+    #[test]
+    fn what_a_tool_lists_follows_the_peers_protocol_version() {
+        let server = server();
+        let echo = &server.tools()[1];
+        let newest = wire(echo.describe(Some(&ProtocolVersion::V_2025_06_18)));
+        assert_eq!(newest["title"], "Echo");
+        assert_eq!(newest["annotations"]["idempotentHint"], true);
+        assert_eq!(newest["outputSchema"]["type"], "object");
+        assert_eq!(wire(echo.describe(None)), newest);
+        let before_structured = wire(echo.describe(Some(&ProtocolVersion::V_2025_03_26)));
+        assert_eq!(before_structured["annotations"]["readOnlyHint"], false);
+        assert!(before_structured.get("title").is_none());
+        assert!(before_structured.get("outputSchema").is_none());
+        let first = wire(echo.describe(Some(&ProtocolVersion::V_2024_11_05)));
+        assert!(first.get("annotations").is_none(), "{first}");
+        let result = || server.run_tool("echo", json!({"message": "hi"}));
+        let old = wire(to_call_result(
+            result(),
+            Some(&ProtocolVersion::V_2025_03_26),
+        ));
+        assert!(old.get("structuredContent").is_none(), "{old}");
+        let new = wire(to_call_result(
+            result(),
+            Some(&ProtocolVersion::V_2025_06_18),
+        ));
+        assert_eq!(new["structuredContent"], json!({"message": "hi"}));
+        assert_eq!(old["content"], new["content"]);
     }
 
     #[test]
@@ -672,10 +821,11 @@ mod tests {
 
     #[test]
     fn wire_result_always_carries_is_error() {
-        let ok = serde_json::to_value(to_call_result(Ok(Reply::text("x")))).unwrap();
+        let ok = serde_json::to_value(to_call_result(Ok(Reply::text("x")), None)).unwrap();
         assert_eq!(ok["isError"], false);
         assert_eq!(ok["content"][0]["type"], "text");
-        let err = serde_json::to_value(to_call_result(Err(ToolError::denied("no", "r")))).unwrap();
+        let err =
+            serde_json::to_value(to_call_result(Err(ToolError::denied("no", "r")), None)).unwrap();
         assert_eq!(err["isError"], true);
         assert_eq!(err["_meta"]["denied"], "r");
     }
