@@ -131,7 +131,7 @@ impl Default for Caps {
 }
 
 /// A task as the tools emit it (camelCase keys; nullable columns are `null`, never omitted).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Task {
     /// UUID v4.
@@ -236,7 +236,7 @@ pub enum AuthorType {
 }
 
 /// A task comment as the tools emit it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Comment {
     /// UUID v4.
@@ -256,7 +256,7 @@ pub struct Comment {
 }
 
 /// An ancestor of a task (snake_case, as the reference emits it).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Ancestor {
     /// The ancestor's id.
     pub id: String,

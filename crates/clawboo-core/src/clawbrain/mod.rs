@@ -256,7 +256,7 @@ pub struct NewMemory<'a> {
 }
 
 /// `memory_store`'s answer.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Stored {
     /// The new id.
     pub id: String,
@@ -267,7 +267,7 @@ pub struct Stored {
 }
 
 /// `memory_retrieve`'s answer: the seed's keys, then the reference's extra ones.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Retrieved {
     /// Id.
     pub id: String,
@@ -301,7 +301,7 @@ pub struct Retrieved {
 }
 
 /// One search result.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct SearchHit {
     /// Id.
     pub id: String,
@@ -321,7 +321,7 @@ pub struct SearchHit {
 }
 
 /// `memory_search`'s answer.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct SearchOutcome {
     /// The page.
     pub results: Vec<SearchHit>,
@@ -330,7 +330,7 @@ pub struct SearchOutcome {
 }
 
 /// The contradiction check of an entity update (reference shape, camelCase).
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Contradiction {
     /// Whether a peer disagrees.
@@ -344,7 +344,7 @@ pub struct Contradiction {
 }
 
 /// `memory_update`'s answer.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Updated {
     /// Id.
     pub id: String,
@@ -358,7 +358,7 @@ pub struct Updated {
 }
 
 /// `memory_delete`'s answer.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Archived {
     /// Id.
     pub id: String,
@@ -369,7 +369,7 @@ pub struct Archived {
 }
 
 /// One row of the credit report.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ReportRow {
     /// Id.
     pub id: String,
@@ -382,7 +382,7 @@ pub struct ReportRow {
 }
 
 /// `credit_report`'s answer.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct CreditReport {
     /// Live memories with a credit row.
     pub total_memories: usize,
@@ -401,7 +401,7 @@ pub struct CreditReport {
 }
 
 /// `memory_feedback`'s answer.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Feedback {
     /// The signal.
     pub signal: Signal,

@@ -8,6 +8,7 @@
 
 pub mod clawbrain;
 pub mod memory;
+mod risk;
 pub mod tasks;
 pub mod teamchat;
 pub mod tools;
