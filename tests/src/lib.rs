@@ -9,7 +9,9 @@ pub mod browser;
 pub mod fixtures;
 pub mod http;
 pub mod loopback;
+pub mod python;
 pub mod reference;
+pub mod schema;
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
@@ -21,6 +23,27 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
+
+/// The protocol version without `initialize` or sessions: every request carries its own `_meta`.
+pub const STATELESS_VERSION: &str = "2026-07-28";
+
+/// `params` with the `_meta` a `2026-07-28` client sends on every request (its protocol version,
+/// capabilities and name) added.
+pub fn stateless(params: Value) -> Value {
+    let mut params = match params {
+        Value::Object(map) => map,
+        _ => serde_json::Map::new(),
+    };
+    params.insert(
+        "_meta".into(),
+        json!({
+            "io.modelcontextprotocol/protocolVersion": STATELESS_VERSION,
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "clawboo-tests", "version": VERSION}
+        }),
+    );
+    Value::Object(params)
+}
 
 /// The tools of `clawboo-mcp-memory clawbrain`: seed 002's seven and `memory_feedback`.
 pub const CLAWBRAIN_TOOLS: [&str; 8] = [
