@@ -2,9 +2,10 @@
 //!
 //! Verbs: `probe` (build the four bins, handshake with each over stdio, check its tool count),
 //! `dist` (the release archive, `--check` to unpack and probe it), `bench` (whole-process
-//! benchmarks over stdio).
+//! benchmarks over stdio), `conformance` (the official MCP conformance suite over HTTP).
 
 mod bench;
+mod conformance;
 mod dist;
 mod probe;
 
@@ -23,6 +24,9 @@ verbs:
              trips, 16 sessions over HTTP vs 16 stdio processes, an 8-process claim race,
              memory search at 10k/100k facts, peak RSS, scrubber MB/s);
              --quick for a smoke run, --vs 'COMMAND' to compare another stdio server
+    conformance  the official MCP conformance suite against the four HTTP mounts of
+             `serve --all` (Node and the suite installed by npm into target/conformance); fails on
+             a result tests/conformance/expected-failures.toml does not expect
 ";
 
 /// A mistake in how xtask was called (exit 2), as opposed to a verb that failed (exit 1).
@@ -51,6 +55,7 @@ fn main() -> ExitCode {
         Some("dist") => dist::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         Some("bench-scrub") => bench::scrub::run(&args[1..]),
+        Some("conformance") => conformance::run(&args[1..]),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
