@@ -14,9 +14,10 @@
 //! only `content` sees no change. An answer that is a JSON array is advertised and sent as the array
 //! it is (protocol `2026-07-28` allows any JSON value, SEP-2106), not wrapped in an object that
 //! the text would not match; a peer on an older version, which allows only objects, gets neither
-//! the array schema nor the array (rmcp drops both, `shape_for_protocol`), and reads the text as
-//! before. A peer on a version older than `2025-06-18`, which has no structured output and no tool
-//! `title`, gets neither; one older than `2025-03-26` gets no annotations.
+//! the schema nor the structured content of a tool whose schema is not an object (an array, or
+//! `memory_search`'s array-or-object), and reads the text as before. A peer on a version older than
+//! `2025-06-18`, which has no structured output and no tool `title`, gets neither; one older than
+//! `2025-03-26` gets no annotations.
 //!
 //! Guarantees: arguments are checked against the advertised schema before a handler runs, and a
 //! failure is a tool-error starting `invalid args: ` that names the field; an unknown tool is a
@@ -65,8 +66,9 @@ pub struct Reply {
     blocks: Vec<String>,
     /// The first block is JSON ([`Reply::json`]).
     json: bool,
-    /// `structuredContent`: set by [`Tool`] for a tool with an output type.
-    structured: Option<Value>,
+    /// `structuredContent`, and the first protocol version that may carry it: set by [`Tool`] for
+    /// a tool with an output type.
+    structured: Option<(Value, ProtocolVersion)>,
 }
 
 impl Reply {
@@ -216,13 +218,27 @@ impl<S> Tool<S> {
         let without_nulls: Map<String, Value> =
             args.into_iter().filter(|(_, v)| !v.is_null()).collect();
         let mut reply = (self.handler)(state, Value::Object(without_nulls))?;
-        if self.output_schema.is_some() && reply.json {
+        if let Some(since) = self.structured_since().filter(|_| reply.json) {
             reply.structured = reply
                 .blocks
                 .first()
-                .and_then(|text| serde_json::from_str(text).ok());
+                .and_then(|text| serde_json::from_str(text).ok())
+                .map(|value| (value, since));
         }
         Ok(reply)
+    }
+
+    /// The first protocol version that can carry this tool's structured output: `2025-06-18` for an
+    /// object schema, `2026-07-28` for any other (SEP-2106); `None` without an output type.
+    fn structured_since(&self) -> Option<ProtocolVersion> {
+        let schema = self.output_schema.as_ref()?;
+        Some(
+            if schema.get("type") == Some(&Value::String("object".into())) {
+                ProtocolVersion::V_2025_06_18
+            } else {
+                ProtocolVersion::V_2026_07_28
+            },
+        )
     }
 
     /// The tool as `tools/list` describes it to a peer on `protocol`.
@@ -237,6 +253,11 @@ impl<S> Tool<S> {
         }
         if supports(protocol, &ProtocolVersion::V_2025_06_18) {
             tool.title = self.annotations.as_ref().map(|a| a.title().to_owned());
+        }
+        if self
+            .structured_since()
+            .is_some_and(|since| supports(protocol, &since))
+        {
             tool.output_schema = self.output_schema.clone().map(Arc::new);
         }
         tool
@@ -329,8 +350,10 @@ fn to_call_result(result: ToolResult, protocol: Option<&ProtocolVersion>) -> Cal
         Ok(reply) => {
             let mut out =
                 CallToolResult::success(reply.blocks.into_iter().map(ContentBlock::text).collect());
-            if supports(protocol, &ProtocolVersion::V_2025_06_18) {
-                out.structured_content = reply.structured;
+            if let Some((value, since)) = reply.structured
+                && supports(protocol, &since)
+            {
+                out.structured_content = Some(value);
             }
             out
         }
@@ -719,6 +742,14 @@ mod tests {
                 .annotations(Annotations::additive("Echo").idempotent())
                 .output::<EchoAnswer>(),
             )
+            .tool(
+                Tool::new("spell", "Spell.", |_: &(), a: EchoArgs| {
+                    let letters: Vec<String> = a.message.chars().map(String::from).collect();
+                    Ok(Reply::json(&letters))
+                })
+                .annotations(Annotations::read_only("Spell"))
+                .output::<Vec<String>>(),
+            )
             .build()
     }
 
@@ -769,6 +800,34 @@ mod tests {
             Some(&ProtocolVersion::V_2025_06_18),
         ));
         assert_eq!(new["structuredContent"], json!({"message": "hi"}));
+        assert_eq!(old["content"], new["content"]);
+    }
+
+    #[test]
+    fn an_array_answer_is_structured_only_for_peers_that_take_any_json() {
+        let server = server();
+        let spell = &server.tools()[2];
+        let listed = |v: &ProtocolVersion| wire(spell.describe(Some(v)));
+        assert!(
+            listed(&ProtocolVersion::V_2025_11_25)
+                .get("outputSchema")
+                .is_none()
+        );
+        assert_eq!(
+            listed(&ProtocolVersion::V_2026_07_28)["outputSchema"]["type"],
+            "array"
+        );
+        let result = || server.run_tool("spell", json!({"message": "ab"}));
+        let old = wire(to_call_result(
+            result(),
+            Some(&ProtocolVersion::V_2025_11_25),
+        ));
+        assert!(old.get("structuredContent").is_none(), "{old}");
+        let new = wire(to_call_result(
+            result(),
+            Some(&ProtocolVersion::V_2026_07_28),
+        ));
+        assert_eq!(new["structuredContent"], json!(["a", "b"]));
         assert_eq!(old["content"], new["content"]);
     }
 
