@@ -216,7 +216,8 @@ fn http_refuses_stateless_requests_that_break_the_header_rules() {
         ("Content-Type", "application/json"),
         ("Accept", "application/json, text/event-stream"),
     ];
-    let cases: [(&[(&str, &str)], &Value, &str); 4] = [
+    type Case<'a> = (&'a [(&'a str, &'a str)], &'a Value, &'a str);
+    let cases: [Case; 4] = [
         (
             &[("Mcp-Method", "tools/list")],
             &body,
