@@ -88,7 +88,7 @@ pub enum SearchMode {
 }
 
 /// How a hit was found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum MatchedVia {
     /// Full-text.
@@ -100,7 +100,7 @@ pub enum MatchedVia {
 }
 
 /// One search result: the entry, its score in `[0, 1]` and how it was found.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SearchHit {
     /// The fact or procedure.
