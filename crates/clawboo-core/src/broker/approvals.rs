@@ -36,9 +36,10 @@ use rusqlite::{OptionalExtension, Row, params};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::audit::{self, Actor, Unrun};
+use super::audit::{self, Actor, DecidedVia, Unrun};
 use super::summary;
 use crate::db::{Conn, Db, immediate, new_id};
+use crate::log;
 
 /// A row's status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,6 +163,11 @@ pub struct ApprovalRow {
     /// vouches for it; `None` for a row nobody heart-beats.
     #[serde(skip)]
     pub heartbeat_until: Option<i64>,
+    /// Ours (not in the reference's REST shape): where the decision came from (`elicitation`,
+    /// `rest`, `page`, `console`, `cli`); `None` while pending, once expired, or when the
+    /// reference's writers decided.
+    #[serde(skip)]
+    pub decided_via: Option<String>,
 }
 
 impl ApprovalRow {
@@ -169,9 +175,15 @@ impl ApprovalRow {
     pub fn status(&self) -> Status {
         Status::parse(&self.status)
     }
+
+    /// The stored (scrubbed) arguments masked again for a person to read, as the operator
+    /// surfaces show them.
+    pub fn args_for_display(&self) -> Option<String> {
+        self.args_summary.as_deref().map(summary::for_display)
+    }
 }
 
-const COLUMNS: &str = "id, tool_name, agent_id, args_summary, reason, status, task_id, tenant_id, created_at, expires_at, resolved_at, heartbeat_until";
+const COLUMNS: &str = "id, tool_name, agent_id, args_summary, reason, status, task_id, tenant_id, created_at, expires_at, resolved_at, heartbeat_until, decided_via";
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<ApprovalRow> {
     Ok(ApprovalRow {
@@ -187,6 +199,7 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<ApprovalRow> {
         expires_at: row.get("expires_at")?,
         resolved_at: row.get("resolved_at")?,
         heartbeat_until: row.get("heartbeat_until")?,
+        decided_via: row.get("decided_via")?,
     })
 }
 
@@ -226,6 +239,7 @@ pub fn create(conn: &Conn<'_>, new: &NewApproval<'_>) -> rusqlite::Result<Approv
         heartbeat_until: new
             .heartbeat
             .map(|lease| created_at.saturating_add(millis(lease))),
+        decided_via: None,
     };
     conn.execute(
         "INSERT INTO tool_call_approvals (id, tool_name, agent_id, args_summary, reason, status,
@@ -292,31 +306,38 @@ fn sweep(tx: &Conn<'_>, now: i64) -> rusqlite::Result<usize> {
                 "approval abandoned: the waiting caller stopped heart-beating (killed or frozen); the request was expired",
             ))
         };
-        finish(tx, row, Status::Expired, unrun, now)?;
+        finish(tx, row, Status::Expired, unrun, now, None)?;
     }
     Ok(stale.len())
 }
 
-/// Gives pending `row` its final `status` and, for a tool call that will not run, writes the
-/// call's `after` audit row (`unrun`), in the caller's transaction.
+/// Gives pending `row` its final `status` (decided `via` a person's surface, if one decided) and,
+/// for a tool call that will not run, writes the call's `after` audit row (`unrun`), in the
+/// caller's transaction. The update is guarded (`WHERE status = 'pending'`): on a row that is no
+/// longer pending it changes nothing and writes no audit row.
 fn finish(
     tx: &Conn<'_>,
     row: &ApprovalRow,
     status: Status,
     unrun: Option<(Unrun, &str)>,
     now: i64,
+    via: Option<DecidedVia>,
 ) -> rusqlite::Result<()> {
     let changed = tx.execute(
-        "UPDATE tool_call_approvals SET status = ?2, resolved_at = ?3
+        "UPDATE tool_call_approvals SET status = ?2, resolved_at = ?3, decided_via = ?4
          WHERE id = ?1 AND status = 'pending'",
-        params![row.id, status.as_str(), now],
+        params![row.id, status.as_str(), now, via.map(DecidedVia::as_str)],
     )?;
     if let (1, Some((end, why)), None) = (changed, unrun, &row.task_id) {
         let actor = Actor {
             agent_id: row.agent_id.as_deref(),
             tenant_id: row.tenant_id.as_deref(),
         };
-        audit::write_unrun(tx, &row.tool_name, actor, end, why)?;
+        let why = match via {
+            Some(via) => format!("{why} (via {})", via.as_str()),
+            None => why.to_owned(),
+        };
+        audit::write_unrun(tx, &row.tool_name, actor, end, &why, via)?;
     }
     Ok(())
 }
@@ -364,11 +385,13 @@ pub enum ResolveError {
 /// decision a row holds changes nothing (`changed: false`); asking for another one, or resolving a
 /// row that expired (or, read now, has expired or lost its caller), is a
 /// [`ResolveError::Conflict`]. `allow_always` on a row without an agent is stored as `allow_once`.
-/// A `deny` writes the call's `after` audit row.
+/// A `deny` writes the call's `after` audit row. `via` (where the person decided) is stored on the
+/// row and on that audit row.
 pub fn resolve(
     conn: &Conn<'_>,
     id: &str,
     resolution: Resolution,
+    via: DecidedVia,
 ) -> Result<Resolved, ResolveError> {
     enum Step {
         Missing,
@@ -390,7 +413,7 @@ pub fn resolve(
             return Ok(Step::Conflict(row));
         }
         let unrun = WaitEnd::from_status(wanted).and_then(WaitEnd::unrun);
-        finish(tx, &row, wanted, unrun, now)?;
+        finish(tx, &row, wanted, unrun, now, Some(via))?;
         Ok::<_, rusqlite::Error>(Step::Recorded(get(tx, id)?.unwrap_or(row)))
     })?;
     match step {
@@ -499,19 +522,95 @@ impl WaitEnd {
     }
 }
 
+/// How a wait ended, and where the decision came from when a person decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Waited {
+    /// How it ended.
+    pub end: WaitEnd,
+    /// Where the decision came from (the row's `decided_via`).
+    pub via: Option<DecidedVia>,
+}
+
+impl Waited {
+    fn of(end: WaitEnd) -> Self {
+        Self { end, via: None }
+    }
+
+    /// The end `row` holds, if it is decided or expired.
+    fn from_row(row: &ApprovalRow) -> Option<Self> {
+        WaitEnd::from_status(row.status()).map(|end| Self {
+            end,
+            via: row.decided_via.as_deref().and_then(DecidedVia::parse),
+        })
+    }
+}
+
 /// Closes a wait that ran out: marks the row `expired` (writing the call's `after` row) if it is
 /// still pending and reports `end`; if a decision landed first, reports that decision instead.
-fn close_wait(db: &Db, id: &str, end: WaitEnd) -> rusqlite::Result<WaitEnd> {
+fn close_wait(db: &Db, id: &str, end: WaitEnd) -> rusqlite::Result<Waited> {
     immediate(&db.conn(), |tx| {
         let Some(row) = get(tx, id)? else {
-            return Ok(WaitEnd::Timeout);
+            return Ok(Waited::of(WaitEnd::Timeout));
         };
-        if let Some(decided) = WaitEnd::from_status(row.status()) {
+        if let Some(decided) = Waited::from_row(&row) {
             return Ok(decided);
         }
-        finish(tx, &row, Status::Expired, end.unrun(), tx.now_ms())?;
-        Ok(end)
+        finish(tx, &row, Status::Expired, end.unrun(), tx.now_ms(), None)?;
+        Ok(Waited::of(end))
     })
+}
+
+/// What the person in the client said about a pending request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClientSays {
+    /// A decision (a declined or dismissed question is [`Resolution::Deny`]).
+    Decided(Resolution),
+    /// No usable answer (the client failed or the session ended): the queue decides alone.
+    NoAnswer(String),
+}
+
+/// A question about one pending request, put to the person in the MCP client by whoever serves
+/// the call (the tools server, by elicitation): the waiting call polls it beside the queue, and
+/// dropping it withdraws the question.
+pub struct ClientAsk(Box<dyn FnMut() -> Option<ClientSays> + Send>);
+
+impl ClientAsk {
+    /// A question whose answer `poll` reports once it has arrived (`None` until then).
+    pub fn new(poll: impl FnMut() -> Option<ClientSays> + Send + 'static) -> Self {
+        Self(Box::new(poll))
+    }
+
+    fn poll(&mut self) -> Option<ClientSays> {
+        (self.0)()
+    }
+}
+
+impl std::fmt::Debug for ClientAsk {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ClientAsk")
+    }
+}
+
+/// Applies the client's answer to row `id` as the queue's own decisions are applied
+/// ([`resolve`], via `elicitation`): if the queue decided first, nothing changes. An answer that
+/// is no decision leaves the queue to decide.
+fn hear_client(db: &Db, id: &str, says: ClientSays) -> rusqlite::Result<()> {
+    match says {
+        ClientSays::Decided(resolution) => {
+            match resolve(&db.conn(), id, resolution, DecidedVia::Elicitation) {
+                Ok(_) | Err(ResolveError::Conflict { .. } | ResolveError::NotFound { .. }) => {
+                    Ok(())
+                }
+                Err(ResolveError::Db(e)) => Err(e),
+            }
+        }
+        ClientSays::NoAnswer(why) => {
+            log::info(&format!(
+                "approval {id}: the client gave no answer ({why}); the queue decides"
+            ));
+            Ok(())
+        }
+    }
 }
 
 /// One heartbeat of the call waiting on row `id`: reads the row and, while it is pending, extends
@@ -537,22 +636,29 @@ fn beat(db: &Db, id: &str, lease: Duration) -> rusqlite::Result<Option<ApprovalR
 
 /// Waits for a person to resolve row `id`: heart-beats and re-reads it every `poll` (the first
 /// read at once) until it is resolved, passes its expiry, `timeout` runs out, or `closing` is set
-/// (the server is shutting down).
+/// (the server is shutting down). With `client`, the person in the MCP client was asked too: their
+/// answer, polled as often, is applied like a queue decision, and the first decision wins.
 pub fn wait(
     db: &Db,
     id: &str,
     timeout: Duration,
     poll: Duration,
     closing: &AtomicBool,
-) -> rusqlite::Result<WaitEnd> {
+    mut client: Option<ClientAsk>,
+) -> rusqlite::Result<Waited> {
     let deadline = Instant::now() + timeout;
     let lease = heartbeat_lease(poll);
     loop {
         let Some(row) = beat(db, id, lease)? else {
-            return Ok(WaitEnd::Timeout);
+            return Ok(Waited::of(WaitEnd::Timeout));
         };
-        if let Some(decided) = WaitEnd::from_status(row.status()) {
+        if let Some(decided) = Waited::from_row(&row) {
             return Ok(decided);
+        }
+        if let Some(says) = client.as_mut().and_then(ClientAsk::poll) {
+            client = None;
+            hear_client(db, id, says)?;
+            continue;
         }
         if db.now_ms() > row.expires_at {
             return close_wait(db, id, WaitEnd::Expired);

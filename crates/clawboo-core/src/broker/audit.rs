@@ -42,6 +42,48 @@ impl Decision {
     }
 }
 
+/// Where a person's decision on an approval came from: stored (ours) in the approval row's
+/// `decided_via` and in the `decided_via` of the call's `after` row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DecidedVia {
+    /// The person in the MCP client, asked by elicitation.
+    Elicitation,
+    /// The REST route (`POST /api/tools/approvals/:id/resolve`).
+    Rest,
+    /// The approvals page (through the REST route, saying so).
+    Page,
+    /// The console's approvals view (through the REST route, saying so).
+    Console,
+    /// The tools bin's `approve` / `deny` commands.
+    Cli,
+}
+
+impl DecidedVia {
+    /// The stored value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DecidedVia::Elicitation => "elicitation",
+            DecidedVia::Rest => "rest",
+            DecidedVia::Page => "page",
+            DecidedVia::Console => "console",
+            DecidedVia::Cli => "cli",
+        }
+    }
+
+    /// The source stored as `text`, if it is one of ours.
+    pub fn parse(text: &str) -> Option<Self> {
+        [
+            DecidedVia::Elicitation,
+            DecidedVia::Rest,
+            DecidedVia::Page,
+            DecidedVia::Console,
+            DecidedVia::Cli,
+        ]
+        .into_iter()
+        .find(|via| via.as_str() == text)
+    }
+}
+
 /// Who made the call.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Actor<'a> {
@@ -77,6 +119,11 @@ pub struct AuditRow {
     pub tenant_id: Option<String>,
     /// Milliseconds since the epoch.
     pub created_at: i64,
+    /// Ours (not in the reference's REST shape): on the `after` row of a call that waited for a
+    /// person, where the decision came from (`elicitation`, `rest`, `page`, `console`, `cli`);
+    /// else none.
+    #[serde(skip)]
+    pub decided_via: Option<String>,
 }
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<AuditRow> {
@@ -91,6 +138,7 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<AuditRow> {
         is_error: row.get("is_error")?,
         tenant_id: row.get("tenant_id")?,
         created_at: row.get("created_at")?,
+        decided_via: row.get("decided_via")?,
     })
 }
 
@@ -154,11 +202,12 @@ fn insert_after(
     decision: Option<&str>,
     text: &str,
     is_error: bool,
+    via: Option<DecidedVia>,
 ) -> rusqlite::Result<()> {
     conn.execute(
         "INSERT INTO tool_call_audit (id, tool_name, agent_id, phase, decision, args_summary,
-             result_summary, is_error, tenant_id, created_at)
-         VALUES (?1, ?2, ?3, 'after', ?4, NULL, ?5, ?6, ?7, ?8)",
+             result_summary, is_error, tenant_id, created_at, decided_via)
+         VALUES (?1, ?2, ?3, 'after', ?4, NULL, ?5, ?6, ?7, ?8, ?9)",
         params![
             new_id(),
             tool_name,
@@ -167,7 +216,8 @@ fn insert_after(
             summary::result_summary(text),
             i64::from(is_error),
             actor.tenant_id,
-            conn.now_ms()
+            conn.now_ms(),
+            via.map(DecidedVia::as_str)
         ],
     )?;
     Ok(())
@@ -180,8 +230,9 @@ pub fn write_after(
     actor: Actor<'_>,
     output: &str,
     is_error: bool,
+    via: Option<DecidedVia>,
 ) -> rusqlite::Result<()> {
-    insert_after(conn, tool_name, actor, None, output, is_error)
+    insert_after(conn, tool_name, actor, None, output, is_error, via)
 }
 
 /// Records how a call that never ran ended: `end` as the decision, `why` (scrubbed) as the
@@ -192,8 +243,9 @@ pub fn write_unrun(
     actor: Actor<'_>,
     end: Unrun,
     why: &str,
+    via: Option<DecidedVia>,
 ) -> rusqlite::Result<()> {
-    insert_after(conn, tool_name, actor, Some(end.as_str()), why, true)
+    insert_after(conn, tool_name, actor, Some(end.as_str()), why, true, via)
 }
 
 /// Up to `limit` rows, newest first, of one tool (exact name) or of all.
@@ -204,7 +256,7 @@ pub fn list(
 ) -> rusqlite::Result<Vec<AuditRow>> {
     let mut stmt = conn.prepare_cached(
         "SELECT id, tool_name, agent_id, phase, decision, args_summary, result_summary, is_error,
-                tenant_id, created_at
+                tenant_id, created_at, decided_via
          FROM tool_call_audit
          WHERE ?1 IS NULL OR tool_name = ?1
          ORDER BY created_at DESC, rowid DESC
@@ -230,7 +282,7 @@ mod tests {
         };
         let args = json!({"message": "key sk-abcdef1234567890"});
         write_before(&conn, "echo", actor, Decision::Allow, &args, None).unwrap();
-        write_after(&conn, "echo", actor, "key sk-abcdef1234567890", false).unwrap();
+        write_after(&conn, "echo", actor, "key sk-abcdef1234567890", false, None).unwrap();
         write_before(
             &conn,
             "nope",
@@ -261,7 +313,7 @@ mod tests {
     fn the_rest_shape_is_camel_case_with_integer_is_error() {
         let db = Db::open_in_memory().unwrap();
         let conn = db.conn();
-        write_after(&conn, "echo", Actor::default(), "boom", true).unwrap();
+        write_after(&conn, "echo", Actor::default(), "boom", true, None).unwrap();
         let row = serde_json::to_value(&list(&conn, None, 1).unwrap()[0]).unwrap();
         let keys = clawboo_tests::object_keys(&row);
         assert_eq!(

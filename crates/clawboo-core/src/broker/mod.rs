@@ -100,5 +100,18 @@ CREATE INDEX IF NOT EXISTS idx_tool_notes_created ON tool_notes (created_at);
             column: "heartbeat_until",
             definition: "INTEGER",
         },
+        // Ours, nullable: where the decision on a request came from (`elicitation`, `rest`, `page`,
+        // `console`, `cli`; `audit::DecidedVia`), on the request and on its call's `after` audit row. Rows
+        // decided by the reference's writers, or that expired, have none.
+        Step::AddColumn {
+            table: "tool_call_approvals",
+            column: "decided_via",
+            definition: "TEXT",
+        },
+        Step::AddColumn {
+            table: "tool_call_audit",
+            column: "decided_via",
+            definition: "TEXT",
+        },
     ],
 };

@@ -12,7 +12,7 @@
 use serde::Serialize;
 
 use super::approvals::{self, ApprovalRow, Resolution, ResolveError, Resolved};
-use super::audit::{self, AuditRow};
+use super::audit::{self, AuditRow, DecidedVia};
 use super::availability::AvailabilityContext;
 use super::builtins;
 use super::registry;
@@ -75,11 +75,16 @@ pub fn pending_approvals(db: &Db) -> rusqlite::Result<Vec<ApprovalRow>> {
     Ok(rows.into_iter().map(shown_approval).collect())
 }
 
-/// Records a person's decision on approval `id` (see [`approvals::resolve`]: a repeat of the
-/// decision the row holds is `changed: false`, another decision a conflict); every row in the
-/// answer is masked.
-pub fn resolve(db: &Db, id: &str, resolution: Resolution) -> Result<Resolved, ResolveError> {
-    match approvals::resolve(&db.conn(), id, resolution) {
+/// Records a person's decision on approval `id`, made through `via` (see [`approvals::resolve`]: a
+/// repeat of the decision the row holds is `changed: false`, another decision a conflict); every
+/// row in the answer is masked.
+pub fn resolve(
+    db: &Db,
+    id: &str,
+    resolution: Resolution,
+    via: DecidedVia,
+) -> Result<Resolved, ResolveError> {
+    match approvals::resolve(&db.conn(), id, resolution, via) {
         Ok(resolved) => Ok(Resolved {
             row: shown_approval(resolved.row),
             changed: resolved.changed,

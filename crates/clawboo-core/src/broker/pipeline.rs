@@ -21,8 +21,8 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::approvals::{self, NewApproval};
-use super::audit::{self, Actor, Decision as Logged, Unrun};
+use super::approvals::{self, ApprovalRow, ClientAsk, NewApproval};
+use super::audit::{self, Actor, DecidedVia, Decision as Logged, Unrun};
 use super::availability::{Availability, AvailabilityContext};
 use super::builtins::{Builtin, BuiltinError, Execution, Parsed, ToolInfo};
 use super::compact::{CompactionStats, compact};
@@ -201,11 +201,14 @@ impl Broker {
     }
 
     /// Runs one call to `B` through the pipeline. Its arguments were read and checked once, into
-    /// [`Parsed`], by whoever received them (the tools server's `Tool::new`).
+    /// [`Parsed`], by whoever received them (the tools server's `Tool::new`). With `ask`, a call
+    /// that waits for a person also asks the person in the caller's client (`ask` puts the
+    /// pending request to them); the first decision, theirs or the queue's, wins.
     pub fn call<B: Builtin>(
         &self,
         args: Parsed<B>,
         ctx: &CallContext,
+        ask: Option<&dyn Fn(&ApprovalRow) -> ClientAsk>,
     ) -> Result<Outcome, BrokerError> {
         let tool = &B::INFO;
         let name = tool.name;
@@ -233,22 +236,22 @@ impl Broker {
                     None => (Logged::Allow, None),
                 };
                 self.log_before(name, actor, decision, &left, note.as_deref())?;
-                self.execute(args.rewritten_to(&view, &left), actor)
+                self.execute(args.rewritten_to(&view, &left), actor, None)
             }
             Decision::RequireApproval {
                 message,
                 args: left,
                 observations,
-            } => match self.approval(name, actor, &message, &left, &observations)? {
-                Some(refusal) => Ok(refusal),
-                None => self.execute(args.rewritten_to(&view, &left), actor),
+            } => match self.approval(name, actor, &message, &left, &observations, ask)? {
+                Approval::Refused(refusal) => Ok(refusal),
+                Approval::Run(via) => self.execute(args.rewritten_to(&view, &left), actor, via),
             },
         }
     }
 
     /// Asks for approval of a call to `name` with `args`: a standing `allow_always` grant for
-    /// this agent, or a person through the database. `None` when the call may run; otherwise the
-    /// refusal (its `after` row was written by whoever ended the request, in `approvals`).
+    /// this agent, or a person through the database (and, with `ask`, in the caller's client).
+    /// A refusal's `after` row was written by whoever ended the request, in `approvals`.
     fn approval(
         &self,
         name: &str,
@@ -256,7 +259,8 @@ impl Broker {
         message: &str,
         args: &Map<String, Value>,
         observations: &[String],
-    ) -> Result<Option<Outcome>, BrokerError> {
+        ask: Option<&dyn Fn(&ApprovalRow) -> ClientAsk>,
+    ) -> Result<Approval, BrokerError> {
         let observed = would_deny(observations);
         let grant = approvals::standing_grant(&self.db.conn(), name, actor)?;
         if let Some(grant) = grant {
@@ -265,7 +269,7 @@ impl Broker {
                 note = format!("{note}; {observed}");
             }
             self.log_before(name, actor, Logged::Allow, args, Some(&note))?;
-            return Ok(None);
+            return Ok(Approval::Run(None));
         }
         self.log_before(
             name,
@@ -286,27 +290,33 @@ impl Broker {
                 heartbeat: Some(approvals::heartbeat_lease(self.timings.poll)),
             },
         )?;
-        let end = approvals::wait(
+        let waited = approvals::wait(
             &self.db,
             &request.id,
             self.timings.timeout,
             self.timings.poll,
             &self.closing,
+            ask.map(|ask| ask(&request)),
         )?;
-        Ok((!end.allows()).then(|| {
-            Outcome::refused(
+        let end = waited.end;
+        Ok(if end.allows() {
+            Approval::Run(waited.via)
+        } else {
+            Approval::Refused(Outcome::refused(
                 format!("approval {}", end.as_str()),
                 format!("approval:{}", end.as_str()),
-            )
-        }))
+            ))
+        })
     }
 
     /// Runs `B` on its arguments as the inspectors left them (a rewrite the type no longer reads
-    /// is the call's failure), compacts the output and writes the `after` row.
+    /// is the call's failure), compacts the output and writes the `after` row (naming where the
+    /// approval came from, `via`, when a person approved it).
     fn execute<B: Builtin>(
         &self,
         args: Result<Parsed<B>, BuiltinError>,
         actor: Actor<'_>,
+        via: Option<DecidedVia>,
     ) -> Result<Outcome, BrokerError> {
         let exec = Execution {
             db: &self.db,
@@ -325,6 +335,7 @@ impl Broker {
             actor,
             &compacted.text,
             is_error,
+            via,
         )?;
         Ok(Outcome {
             output: compacted.text,
@@ -345,7 +356,7 @@ impl Broker {
         let args = Value::Object(args.clone());
         immediate(&self.db.conn(), |tx| {
             audit::write_before(tx, name, actor, Logged::Deny, &args, None)?;
-            audit::write_unrun(tx, name, actor, Unrun::Deny, &output)
+            audit::write_unrun(tx, name, actor, Unrun::Deny, &output, None)
         })?;
         Ok(Outcome::refused(output, reason))
     }
@@ -362,6 +373,14 @@ impl Broker {
         audit::write_before(&self.db.conn(), name, actor, decision, &args, note)?;
         Ok(())
     }
+}
+
+/// What the approval step decided.
+enum Approval {
+    /// Run the call; a person approved it through `via` (`None`: a standing grant).
+    Run(Option<DecidedVia>),
+    /// Do not run it.
+    Refused(Outcome),
 }
 
 /// The audit note for observations: `would-deny: <obs; obs>`.

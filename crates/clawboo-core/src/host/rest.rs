@@ -25,7 +25,7 @@ use super::error;
 use crate::attach::{self, AttachRequest, Runtime, Transport};
 use crate::binding::{Scope, ServerKind};
 use crate::broker::approvals::{Resolution, ResolveError, Resolved};
-use crate::broker::audit;
+use crate::broker::audit::{self, DecidedVia};
 use crate::broker::availability::AvailabilityContext;
 use crate::broker::operator;
 use crate::db::Db;
@@ -89,7 +89,9 @@ fn invalid_body(form_errors: Vec<String>, decision_errors: Vec<String>) -> HttpR
     )
 }
 
-fn parse_decision(body: &[u8]) -> Result<Resolution, Box<HttpResponse>> {
+/// The body's decision, and where it was made: the optional `via` (ours) is `page` or `console`
+/// when the host's own pages send it; anything else is a REST client.
+fn parse_decision(body: &[u8]) -> Result<(Resolution, DecidedVia), Box<HttpResponse>> {
     let value: Value = match serde_json::from_slice(body) {
         Ok(value) => value,
         Err(_) if body.iter().all(u8::is_ascii_whitespace) => {
@@ -108,7 +110,12 @@ fn parse_decision(body: &[u8]) -> Result<Resolution, Box<HttpResponse>> {
             vec![],
         )));
     };
-    match object.get("decision") {
+    let via = match object.get("via").and_then(Value::as_str) {
+        Some("page") => DecidedVia::Page,
+        Some("console") => DecidedVia::Console,
+        _ => DecidedVia::Rest,
+    };
+    let resolution = match object.get("decision") {
         None => Err(Box::new(invalid_body(vec![], vec!["Required".into()]))),
         Some(Value::String(d)) if d == "allow_once" => Ok(Resolution::AllowOnce),
         Some(Value::String(d)) if d == "allow_always" => Ok(Resolution::AllowAlways),
@@ -119,16 +126,17 @@ fn parse_decision(body: &[u8]) -> Result<Resolution, Box<HttpResponse>> {
                 "Invalid enum value. Expected 'allow_once' | 'allow_always' | 'deny', received {other}"
             )],
         ))),
-    }
+    }?;
+    Ok((resolution, via))
 }
 
 fn resolve(db: &Db, id: &str, body: &[u8]) -> rusqlite::Result<HttpResponse> {
-    let resolution = match parse_decision(body) {
-        Ok(resolution) => resolution,
+    let (resolution, via) = match parse_decision(body) {
+        Ok(decided) => decided,
         Err(response) => return Ok(*response),
     };
     // Seed 003: the first decision wins, and a row that already ended is answered 200 as it is.
-    let row = match operator::resolve(db, id, resolution) {
+    let row = match operator::resolve(db, id, resolution, via) {
         Ok(Resolved { row, .. }) => row,
         Err(ResolveError::Conflict { row, .. }) => *row,
         Err(ResolveError::NotFound { .. }) => {
@@ -248,7 +256,18 @@ mod tests {
         }
         assert_eq!(
             parse_decision(b"{\"decision\":\"allow_always\",\"x\":1}").ok(),
-            Some(Resolution::AllowAlways)
+            Some((Resolution::AllowAlways, DecidedVia::Rest))
         );
+        for (via, read) in [
+            ("page", DecidedVia::Page),
+            ("console", DecidedVia::Console),
+            ("other", DecidedVia::Rest),
+        ] {
+            let body = format!("{{\"decision\":\"deny\",\"via\":\"{via}\"}}");
+            assert_eq!(
+                parse_decision(body.as_bytes()).ok(),
+                Some((Resolution::Deny, read))
+            );
+        }
     }
 }

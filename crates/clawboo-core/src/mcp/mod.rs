@@ -30,6 +30,7 @@
 //! Must never: know any domain. Servers declare their tools here; repositories never see MCP.
 
 mod annotations;
+pub mod elicit;
 mod erased;
 mod frame;
 pub mod http;
@@ -53,6 +54,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 pub use annotations::Annotations;
+pub use elicit::Elicit;
 pub use erased::{McpServer, serve_stdio};
 pub use schema::input_schema_for;
 
@@ -152,7 +154,7 @@ impl<E: DomainError> From<E> for ToolError {
 /// What a handler returns.
 pub type ToolResult = Result<Reply, ToolError>;
 
-type Handler<S> = Box<dyn Fn(&S, Value) -> ToolResult + Send + Sync>;
+type Handler<S> = Box<dyn Fn(&S, Value, Option<&Elicit>) -> ToolResult + Send + Sync>;
 
 /// One tool of a server over state `S`.
 pub struct Tool<S> {
@@ -175,15 +177,27 @@ impl<S> Tool<S> {
         A: DeserializeOwned + JsonSchema,
         F: Fn(&S, A) -> ToolResult + Send + Sync + 'static,
     {
+        Self::asking(name, description, move |state, args, _: Option<&Elicit>| {
+            handler(state, args)
+        })
+    }
+
+    /// [`Tool::new`] for a handler that may ask the session's person a question: it receives an
+    /// [`Elicit`] when the client can be asked (see [`elicit`]), `None` otherwise.
+    pub fn asking<A, F>(name: &'static str, description: impl Into<String>, handler: F) -> Self
+    where
+        A: DeserializeOwned + JsonSchema,
+        F: Fn(&S, A, Option<&Elicit>) -> ToolResult + Send + Sync + 'static,
+    {
         Self {
             name,
             description: description.into(),
             input_schema: input_schema_for::<A>(),
             annotations: None,
             output_schema: None,
-            handler: Box::new(move |state, args| {
+            handler: Box::new(move |state, args, elicit| {
                 let args: A = serde_json::from_value(args).map_err(ToolError::invalid_args)?;
-                handler(state, args)
+                handler(state, args, elicit)
             }),
             waits_on: None,
         }
@@ -232,12 +246,12 @@ impl<S> Tool<S> {
         &self.input_schema
     }
 
-    fn run(&self, state: &S, mut args: Map<String, Value>) -> ToolResult {
+    fn run(&self, state: &S, mut args: Map<String, Value>, elicit: Option<&Elicit>) -> ToolResult {
         schema::check_args(&self.input_schema, &args).map_err(ToolError::invalid_args)?;
         schema::coerce_whole_numbers(&self.input_schema, &mut args);
         let without_nulls: Map<String, Value> =
             args.into_iter().filter(|(_, v)| !v.is_null()).collect();
-        let mut reply = (self.handler)(state, Value::Object(without_nulls))?;
+        let mut reply = (self.handler)(state, Value::Object(without_nulls), elicit)?;
         if let Some(since) = self.structured_since().filter(|_| reply.json) {
             reply.structured = reply
                 .blocks
@@ -518,10 +532,11 @@ impl<S: Send + Sync + 'static> Server<S> {
     /// Runs one call synchronously, as `tools/call` would (argument check, handler, error shaping).
     #[cfg(test)]
     pub fn call(&self, name: &str, args: Value) -> CallOutcome {
-        CallOutcome::read(&to_call_result(self.run_tool(name, args), None))
+        CallOutcome::read(&to_call_result(self.run_tool(name, args, None), None))
     }
 
-    fn run_tool(&self, name: &str, args: Value) -> ToolResult {
+    /// Runs tool `name`; `elicit` reaches the session's person, when the client can be asked.
+    fn run_tool(&self, name: &str, args: Value, elicit: Option<&Elicit>) -> ToolResult {
         let tool = self
             .inner
             .tools
@@ -537,7 +552,7 @@ impl<S: Send + Sync + 'static> Server<S> {
                 )));
             }
         };
-        tool.run(&self.inner.state, args)
+        tool.run(&self.inner.state, args, elicit)
     }
 
     /// Whether a stdio session may answer this server's `tools/call` on its reader thread
@@ -566,9 +581,10 @@ impl<S: Send + Sync + 'static> Server<S> {
     ) -> Result<ServerResult, ErrorData> {
         let name = request.name;
         let args = request.arguments.map_or(Value::Null, Value::Object);
-        let result =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run_tool(&name, args)))
-                .map_err(|_| ErrorData::internal_error("handler failed: it panicked", None))?;
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.run_tool(&name, args, None)
+        }))
+        .map_err(|_| ErrorData::internal_error("handler failed: it panicked", None))?;
         let mut result: ServerResult =
             CallToolResponse::from(to_call_result(result, protocol)).into();
         shape_for_protocol(&mut result, protocol);
@@ -685,10 +701,11 @@ impl<S: Send + Sync + 'static> Server<S> {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let protocol = context.protocol_version();
+        let elicit = Elicit::for_request(&context);
         let server = self.clone();
         let name = request.name.to_string();
         let args = request.arguments.map_or(Value::Null, Value::Object);
-        let result = blocking(move || server.run_tool(&name, args)).await?;
+        let result = blocking(move || server.run_tool(&name, args, elicit.as_ref())).await?;
         Ok(to_call_result(result, protocol.as_ref()).into())
     }
 
@@ -820,7 +837,7 @@ mod tests {
         assert!(before_structured.get("outputSchema").is_none());
         let first = wire(echo.describe(Some(&ProtocolVersion::V_2024_11_05)));
         assert!(first.get("annotations").is_none(), "{first}");
-        let result = || server.run_tool("echo", json!({"message": "hi"}));
+        let result = || server.run_tool("echo", json!({"message": "hi"}), None);
         let old = wire(to_call_result(
             result(),
             Some(&ProtocolVersion::V_2025_03_26),
@@ -848,7 +865,7 @@ mod tests {
             listed(&ProtocolVersion::V_2026_07_28)["outputSchema"]["type"],
             "array"
         );
-        let result = || server.run_tool("spell", json!({"message": "ab"}));
+        let result = || server.run_tool("spell", json!({"message": "ab"}), None);
         let old = wire(to_call_result(
             result(),
             Some(&ProtocolVersion::V_2025_11_25),

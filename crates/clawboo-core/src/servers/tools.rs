@@ -12,12 +12,14 @@
 //! Must never: run a tool other than through the broker, or touch SQL.
 
 use crate::binding::{Binding, ServerKind, ToolsBinding};
+use crate::broker::approvals::{ApprovalRow, ClientAsk, ClientSays, Resolution};
 use crate::broker::availability::AvailabilityContext;
 use crate::broker::builtins::{Builtin, DeletePath, Echo, Note, Parsed, WebSearch};
 use crate::broker::compact::CompactionStats;
 use crate::broker::{ApprovalTimings, Broker, BrokerError, CallContext, Outcome};
 use crate::db::Db;
-use crate::mcp::{DomainError, Reply, Server, Tool, ToolError, ToolResult};
+use crate::mcp::elicit::{Choice, Elicited, Question};
+use crate::mcp::{DomainError, Elicit, Reply, Server, Tool, ToolError, ToolResult};
 
 /// The server's `serverInfo.name`.
 pub const SERVER_NAME: &str = "clawboo-tools";
@@ -162,18 +164,77 @@ fn to_result(outcome: Outcome) -> ToolResult {
     })
 }
 
+/// The answers an approval question offers the person in the client.
+const DECISIONS: &[Choice] = &[
+    Choice {
+        value: "allow_once",
+        title: "Allow once",
+    },
+    Choice {
+        value: "allow_always",
+        title: "Allow always",
+    },
+    Choice {
+        value: "deny",
+        title: "Deny",
+    },
+];
+
+/// The question about pending request `row`: the tool, why it needs a person, and its arguments
+/// (scrubbed when stored, masked again as the approvals page shows them).
+fn approval_question(row: &ApprovalRow) -> Question {
+    let mut message = format!("Approve {}?", row.tool_name);
+    if let Some(reason) = &row.reason {
+        message.push_str(&format!(" {reason}"));
+    }
+    if let Some(args) = row.args_for_display() {
+        message.push_str(&format!(" Arguments: {args}"));
+    }
+    message.push_str(" (The approvals queue may decide too; the first answer wins.)");
+    Question {
+        message,
+        field: "decision",
+        title: "Decision",
+        choices: DECISIONS,
+    }
+}
+
+/// What an elicitation answer means for the request: declining or dismissing the question is a
+/// refusal; no usable answer leaves the queue to decide.
+fn client_says(answer: Elicited) -> ClientSays {
+    match answer {
+        Elicited::Chose("allow_once") => ClientSays::Decided(Resolution::AllowOnce),
+        Elicited::Chose("allow_always") => ClientSays::Decided(Resolution::AllowAlways),
+        Elicited::Chose(_) | Elicited::Declined | Elicited::Cancelled => {
+            ClientSays::Decided(Resolution::Deny)
+        }
+        Elicited::Failed(why) => ClientSays::NoAnswer(why),
+    }
+}
+
+/// Puts pending request `row` to the person in the client.
+fn ask_in_client(elicit: &Elicit, row: &ApprovalRow) -> ClientAsk {
+    let asked = elicit.ask(&approval_question(row));
+    ClientAsk::new(move || asked.answer().map(client_says))
+}
+
 /// The MCP tool for the builtin `B`, or `None` when `broker` may not offer it (a hidden tool is
 /// unknown to the client). Its annotations follow its broker risk ([`super::risk`]). Its arguments
-/// are read and checked once, into [`Parsed`], by
-/// [`Tool::new`]; bad arguments are an `invalid args: …` tool-error that never reaches the broker.
+/// are read and checked once, into [`Parsed`], by [`Tool::asking`]; bad arguments are an
+/// `invalid args: …` tool-error that never reaches the broker. When the client can be asked
+/// (elicitation), a call that waits for approval also asks the person there.
 fn brokered<B: Builtin>(broker: &Broker) -> Option<Tool<ToolsState>> {
     let info = B::INFO;
     broker.availability(&info).visible.then(|| {
-        Tool::new(
+        Tool::asking(
             info.name,
             info.description,
-            |state: &ToolsState, args: Parsed<B>| {
-                to_result(state.broker.call(args, &state.caller)?)
+            |state: &ToolsState, args: Parsed<B>, elicit: Option<&Elicit>| {
+                let ask = elicit.map(|elicit| move |row: &ApprovalRow| ask_in_client(elicit, row));
+                let ask = ask
+                    .as_ref()
+                    .map(|ask| ask as &dyn Fn(&ApprovalRow) -> ClientAsk);
+                to_result(state.broker.call(args, &state.caller, ask)?)
             },
         )
         .annotations(super::risk::annotations(info.name, info.risk))

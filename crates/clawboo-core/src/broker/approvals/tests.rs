@@ -56,11 +56,11 @@ fn the_first_decision_wins_a_repeat_changes_nothing_and_another_decision_is_a_co
     let db = Db::open_in_memory().unwrap();
     let conn = db.conn();
     let row = request(&conn, None, MINUTE);
-    let denied = resolve(&conn, &row.id, Resolution::Deny).unwrap();
+    let denied = resolve(&conn, &row.id, Resolution::Deny, DecidedVia::Cli).unwrap();
     assert!(denied.changed);
     assert_eq!(denied.row.status(), Status::Deny);
     assert!(denied.row.resolved_at.is_some());
-    let repeat = resolve(&conn, &row.id, Resolution::Deny).unwrap();
+    let repeat = resolve(&conn, &row.id, Resolution::Deny, DecidedVia::Cli).unwrap();
     assert_eq!(
         repeat,
         Resolved {
@@ -68,7 +68,7 @@ fn the_first_decision_wins_a_repeat_changes_nothing_and_another_decision_is_a_co
             changed: false
         }
     );
-    let conflict = resolve(&conn, &row.id, Resolution::AllowOnce).unwrap_err();
+    let conflict = resolve(&conn, &row.id, Resolution::AllowOnce, DecidedVia::Cli).unwrap_err();
     assert_eq!(
         conflict.to_string(),
         format!(
@@ -81,15 +81,17 @@ fn the_first_decision_wins_a_repeat_changes_nothing_and_another_decision_is_a_co
         ResolveError::Conflict { row: ref held, asked: Resolution::AllowOnce } if **held == denied.row
     ));
     assert!(matches!(
-        resolve(&conn, "no-such-id", Resolution::Deny),
+        resolve(&conn, "no-such-id", Resolution::Deny, DecidedVia::Cli),
         Err(ResolveError::NotFound { id }) if id == "no-such-id"
     ));
     assert!(list_pending(&conn).unwrap().is_empty());
 
     let approved = request(&conn, Some("a"), MINUTE);
-    resolve(&conn, &approved.id, Resolution::AllowOnce).unwrap();
+    resolve(&conn, &approved.id, Resolution::AllowOnce, DecidedVia::Cli).unwrap();
     for other in [Resolution::Deny, Resolution::AllowAlways] {
-        let Err(ResolveError::Conflict { row, asked }) = resolve(&conn, &approved.id, other) else {
+        let Err(ResolveError::Conflict { row, asked }) =
+            resolve(&conn, &approved.id, other, DecidedVia::Cli)
+        else {
             panic!("{other:?} after allow_once is a conflict");
         };
         assert_eq!((row.status(), asked), (Status::AllowOnce, other));
@@ -101,13 +103,13 @@ fn allow_always_on_a_request_without_an_agent_is_stored_as_allow_once() {
     let db = Db::open_in_memory().unwrap();
     let conn = db.conn();
     let row = request(&conn, None, MINUTE);
-    let resolved = resolve(&conn, &row.id, Resolution::AllowAlways).unwrap();
+    let resolved = resolve(&conn, &row.id, Resolution::AllowAlways, DecidedVia::Cli).unwrap();
     assert_eq!(resolved.row.status(), Status::AllowOnce);
     assert_eq!(
         get(&conn, &row.id).unwrap().unwrap().status(),
         Status::AllowOnce
     );
-    let repeat = resolve(&conn, &row.id, Resolution::AllowAlways).unwrap();
+    let repeat = resolve(&conn, &row.id, Resolution::AllowAlways, DecidedVia::Cli).unwrap();
     assert!(
         !repeat.changed,
         "asking again for what it means changes nothing"
@@ -138,7 +140,7 @@ fn a_request_past_its_expiry_cannot_be_approved() {
     );
     db.clock().advance(Duration::from_millis(1));
     let Err(ResolveError::Conflict { row: after, .. }) =
-        resolve(&conn, &row.id, Resolution::AllowOnce)
+        resolve(&conn, &row.id, Resolution::AllowOnce, DecidedVia::Cli)
     else {
         panic!("an expired request is not approved");
     };
@@ -149,7 +151,7 @@ fn a_request_past_its_expiry_cannot_be_approved() {
         "the expiry found by the resolve is kept"
     );
     assert!(matches!(
-        resolve(&conn, &row.id, Resolution::Deny),
+        resolve(&conn, &row.id, Resolution::Deny, DecidedVia::Cli),
         Err(ResolveError::Conflict { .. })
     ));
 }
@@ -183,7 +185,7 @@ fn a_standing_grant_belongs_to_one_agent_tenant_and_tool() {
     let db = Db::open_in_memory().unwrap();
     let conn = db.conn();
     let row = request(&conn, Some("a"), MINUTE);
-    resolve(&conn, &row.id, Resolution::AllowAlways).unwrap();
+    resolve(&conn, &row.id, Resolution::AllowAlways, DecidedVia::Cli).unwrap();
     let a = Actor {
         agent_id: Some("a"),
         tenant_id: None,
@@ -210,7 +212,7 @@ fn a_standing_grant_belongs_to_one_agent_tenant_and_tool() {
             .is_none()
     );
     let once = request(&conn, Some("c"), MINUTE);
-    resolve(&conn, &once.id, Resolution::AllowOnce).unwrap();
+    resolve(&conn, &once.id, Resolution::AllowOnce, DecidedVia::Cli).unwrap();
     let c = Actor {
         agent_id: Some("c"),
         tenant_id: None,
@@ -223,7 +225,7 @@ fn a_grant_to_nobody_in_particular_is_never_standing() {
     let db = Db::open_in_memory().unwrap();
     let conn = db.conn();
     let row = request(&conn, None, MINUTE);
-    resolve(&conn, &row.id, Resolution::AllowAlways).unwrap();
+    resolve(&conn, &row.id, Resolution::AllowAlways, DecidedVia::Cli).unwrap();
     assert!(
         standing_grant(&conn, "delete_path", Actor::default())
             .unwrap()
@@ -241,8 +243,10 @@ fn a_wait_ends_when_the_server_closes_and_the_request_is_expired() {
         MINUTE,
         Duration::from_millis(5),
         &AtomicBool::new(true),
+        None,
     )
-    .unwrap();
+    .unwrap()
+    .end;
     assert_eq!(end, WaitEnd::Abandoned);
     assert!(!end.allows());
     assert_eq!(
@@ -255,7 +259,7 @@ fn a_wait_ends_when_the_server_closes_and_the_request_is_expired() {
 fn a_wait_reads_its_row_before_anything_else_so_an_earlier_decision_wins() {
     let db = Db::open_in_memory().unwrap();
     let row = request(&db.conn(), None, MINUTE);
-    resolve(&db.conn(), &row.id, Resolution::AllowOnce).unwrap();
+    resolve(&db.conn(), &row.id, Resolution::AllowOnce, DecidedVia::Cli).unwrap();
     // No time to wait and the server already closing: only a wait that reads the row first can
     // see the decision.
     let end = wait(
@@ -264,8 +268,10 @@ fn a_wait_reads_its_row_before_anything_else_so_an_earlier_decision_wins() {
         Duration::ZERO,
         Duration::from_secs(5),
         &AtomicBool::new(true),
+        None,
     )
-    .unwrap();
+    .unwrap()
+    .end;
     assert_eq!(end, WaitEnd::AllowOnce);
     assert_eq!(
         get(&db.conn(), &row.id).unwrap().unwrap().status(),
@@ -277,9 +283,11 @@ fn a_wait_reads_its_row_before_anything_else_so_an_earlier_decision_wins() {
             "no-such-id",
             MINUTE,
             Duration::from_millis(5),
-            &AtomicBool::new(false)
+            &AtomicBool::new(false),
+            None,
         )
-        .unwrap(),
+        .unwrap()
+        .end,
         WaitEnd::Timeout
     );
 }
@@ -288,9 +296,9 @@ fn a_wait_reads_its_row_before_anything_else_so_an_earlier_decision_wins() {
 fn a_decision_that_lands_as_the_wait_runs_out_is_honoured_not_overwritten() {
     let db = Db::open_in_memory().unwrap();
     let row = request(&db.conn(), None, MINUTE);
-    resolve(&db.conn(), &row.id, Resolution::Deny).unwrap();
+    resolve(&db.conn(), &row.id, Resolution::Deny, DecidedVia::Cli).unwrap();
     assert_eq!(
-        close_wait(&db, &row.id, WaitEnd::Timeout).unwrap(),
+        close_wait(&db, &row.id, WaitEnd::Timeout).unwrap().end,
         WaitEnd::Deny
     );
     assert_eq!(
@@ -299,7 +307,7 @@ fn a_decision_that_lands_as_the_wait_runs_out_is_honoured_not_overwritten() {
     );
     let open = request(&db.conn(), None, MINUTE);
     assert_eq!(
-        close_wait(&db, &open.id, WaitEnd::Timeout).unwrap(),
+        close_wait(&db, &open.id, WaitEnd::Timeout).unwrap().end,
         WaitEnd::Timeout
     );
     assert_eq!(
@@ -403,7 +411,7 @@ fn approving_a_request_whose_caller_is_gone_is_a_conflict_not_an_approval() {
     let gone = request_with(&conn, Some("a"), MINUTE, Some(MINUTE));
     lapse(&conn, &gone.id);
     let Err(ResolveError::Conflict { row, asked }) =
-        resolve(&conn, &gone.id, Resolution::AllowOnce)
+        resolve(&conn, &gone.id, Resolution::AllowOnce, DecidedVia::Cli)
     else {
         panic!("a request nobody waits for is not approved");
     };
@@ -444,13 +452,15 @@ fn every_request_that_ends_without_a_run_leaves_exactly_one_after_row() {
     let db = Db::open_in_memory().unwrap();
     let timed_out = request(&db.conn(), Some("t"), MINUTE);
     assert_eq!(
-        close_wait(&db, &timed_out.id, WaitEnd::Timeout).unwrap(),
+        close_wait(&db, &timed_out.id, WaitEnd::Timeout)
+            .unwrap()
+            .end,
         WaitEnd::Timeout
     );
     let denied = request(&db.conn(), Some("d"), MINUTE);
-    resolve(&db.conn(), &denied.id, Resolution::Deny).unwrap();
+    resolve(&db.conn(), &denied.id, Resolution::Deny, DecidedVia::Cli).unwrap();
     assert_eq!(
-        close_wait(&db, &denied.id, WaitEnd::Timeout).unwrap(),
+        close_wait(&db, &denied.id, WaitEnd::Timeout).unwrap().end,
         WaitEnd::Deny,
         "the waiter that finds a decision writes nothing more"
     );
@@ -463,7 +473,13 @@ fn every_request_that_ends_without_a_run_leaves_exactly_one_after_row() {
         .unwrap();
     assert_eq!(expire_stale(&db.conn()).unwrap(), 1);
     let approved = request(&db.conn(), Some("o"), MINUTE);
-    resolve(&db.conn(), &approved.id, Resolution::AllowOnce).unwrap();
+    resolve(
+        &db.conn(),
+        &approved.id,
+        Resolution::AllowOnce,
+        DecidedVia::Cli,
+    )
+    .unwrap();
     let delegation = request(&db.conn(), Some("g"), MINUTE);
     db.conn()
         .execute(
@@ -471,7 +487,13 @@ fn every_request_that_ends_without_a_run_leaves_exactly_one_after_row() {
             [&delegation.id],
         )
         .unwrap();
-    resolve(&db.conn(), &delegation.id, Resolution::Deny).unwrap();
+    resolve(
+        &db.conn(),
+        &delegation.id,
+        Resolution::Deny,
+        DecidedVia::Cli,
+    )
+    .unwrap();
 
     let mut ends: Vec<(String, String)> = after_rows(&db.conn())
         .into_iter()
@@ -549,4 +571,118 @@ fn the_heartbeat_column_is_added_to_a_current_file_and_to_a_reference_file() {
         assert!(Db::open(&path).is_ok(), "opening again changes nothing");
         std::fs::remove_dir_all(&dir).unwrap();
     }
+}
+
+/// A client question that answers `says` on its `after`-th poll (`None` before).
+fn answering(after: usize, says: ClientSays) -> ClientAsk {
+    let mut polls = 0;
+    let mut says = Some(says);
+    ClientAsk::new(move || {
+        polls += 1;
+        if polls >= after { says.take() } else { None }
+    })
+}
+
+#[test]
+fn the_clients_answer_decides_like_the_queue_and_says_so() {
+    let db = Db::open_in_memory().unwrap();
+    let wait_for = |id: &str, ask: ClientAsk| {
+        wait(
+            &db,
+            id,
+            MINUTE,
+            Duration::from_millis(1),
+            &AtomicBool::new(false),
+            Some(ask),
+        )
+        .unwrap()
+    };
+    let row = request(&db.conn(), Some("a"), MINUTE);
+    let waited = wait_for(
+        &row.id,
+        answering(2, ClientSays::Decided(Resolution::AllowOnce)),
+    );
+    assert_eq!(
+        waited,
+        Waited {
+            end: WaitEnd::AllowOnce,
+            via: Some(DecidedVia::Elicitation)
+        }
+    );
+    let stored = get(&db.conn(), &row.id).unwrap().unwrap();
+    assert_eq!(stored.decided_via.as_deref(), Some("elicitation"));
+
+    let denied = request(&db.conn(), Some("a"), MINUTE);
+    let waited = wait_for(
+        &denied.id,
+        answering(1, ClientSays::Decided(Resolution::Deny)),
+    );
+    assert_eq!(waited.end, WaitEnd::Deny);
+    let after: (String, String, Option<String>) = db
+        .conn()
+        .query_row(
+            "SELECT decision, result_summary, decided_via FROM tool_call_audit
+             WHERE phase = 'after' ORDER BY rowid DESC LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        after,
+        (
+            "deny".into(),
+            "approval deny: refused by a person (via elicitation)".into(),
+            Some("elicitation".into())
+        )
+    );
+}
+
+#[test]
+fn a_client_answer_after_the_queue_decided_changes_nothing() {
+    let db = Db::open_in_memory().unwrap();
+    let row = request(&db.conn(), Some("a"), MINUTE);
+    resolve(&db.conn(), &row.id, Resolution::Deny, DecidedVia::Rest).unwrap();
+    assert_eq!(
+        hear_client(&db, &row.id, ClientSays::Decided(Resolution::AllowAlways)).ok(),
+        Some(())
+    );
+    let stored = get(&db.conn(), &row.id).unwrap().unwrap();
+    assert_eq!(
+        (stored.status(), stored.decided_via.as_deref()),
+        (Status::Deny, Some("rest"))
+    );
+    let afters: i64 = db
+        .conn()
+        .query_row(
+            "SELECT count(*) FROM tool_call_audit WHERE phase = 'after'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(afters, 1, "one after row, the queue's");
+}
+
+#[test]
+fn a_client_without_an_answer_leaves_the_queue_to_decide() {
+    let db = Db::open_in_memory().unwrap();
+    let row = request(&db.conn(), Some("a"), MINUTE);
+    let waited = wait(
+        &db,
+        &row.id,
+        Duration::from_millis(30),
+        Duration::from_millis(1),
+        &AtomicBool::new(false),
+        Some(answering(
+            1,
+            ClientSays::NoAnswer("the client failed".into()),
+        )),
+    )
+    .unwrap();
+    assert_eq!(
+        waited,
+        Waited {
+            end: WaitEnd::Timeout,
+            via: None
+        }
+    );
 }

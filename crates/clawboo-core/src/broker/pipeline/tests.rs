@@ -58,7 +58,7 @@ impl CallNamed for Broker {
             ctx: &CallContext,
         ) -> Result<Outcome, BrokerError> {
             let args = serde_json::from_value(args.clone()).expect("arguments the tool reads");
-            broker.call::<B>(args, ctx)
+            broker.call::<B>(args, ctx, None)
         }
         match name {
             "echo" => typed::<Echo>(self, args, ctx),
@@ -99,7 +99,7 @@ fn approval_rows(broker: &Broker) -> Vec<ApprovalRow> {
 /// Waits (bounded) for a pending request to appear and resolves it.
 fn resolve_next(broker: &Broker, resolution: Resolution) -> ApprovalRow {
     let row = next_pending(broker);
-    approvals::resolve(&broker.db().conn(), &row.id, resolution).unwrap();
+    approvals::resolve(&broker.db().conn(), &row.id, resolution, DecidedVia::Cli).unwrap();
     row
 }
 
@@ -392,10 +392,11 @@ fn a_denied_request_reports_approval_deny_and_its_after_row_records_the_denial()
         (
             "after",
             Some("deny"),
-            Some("approval deny: refused by a person"),
+            Some("approval deny: refused by a person (via cli)"),
             1
         )
     );
+    assert_eq!(rows[0].decided_via.as_deref(), Some("cli"));
 }
 
 #[test]

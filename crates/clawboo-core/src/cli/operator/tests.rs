@@ -376,7 +376,7 @@ fn the_audit_log_filters_limits_and_masks() {
             None,
         )
         .unwrap();
-        audit::write_after(&conn, "echo", none, "a", false).unwrap();
+        audit::write_after(&conn, "echo", none, "a", false, None).unwrap();
         audit::write_before(&conn, "nope", none, Decision::Deny, &json!({}), None).unwrap();
         conn.execute(
             "UPDATE tool_call_audit SET result_summary = 'leak AKIAFAKEFAKEFAKE1234' WHERE phase = 'after'",

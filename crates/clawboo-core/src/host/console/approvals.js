@@ -64,7 +64,7 @@ const loadPending = serial(async () => {
 async function resolve(approval, decision, buttons) {
   for (const b of buttons) b.disabled = true;
   try {
-    const data = await post("/api/tools/approvals/" + seg(approval.id) + "/resolve", { decision });
+    const data = await post("/api/tools/approvals/" + seg(approval.id) + "/resolve", { decision, via: "console" });
     const row = data.approval || {};
     if (row.status === decision) say("resolved " + orDash(row.toolName) + " as " + decision);
     else say(orDash(row.toolName) + " was already " + orDash(row.status) + "; nothing changed", true);

@@ -40,7 +40,7 @@
       const response = await fetch("/api/tools/approvals/" + encodeURIComponent(id) + "/resolve", {
         method: "POST",
         headers: Object.assign({ "Content-Type": "application/json" }, headers),
-        body: JSON.stringify({ decision: decision }),
+        body: JSON.stringify({ decision: decision, via: "page" }),
       });
       const body = await response.json();
       if (!response.ok) throw new Error(body.error || response.status);
