@@ -283,11 +283,16 @@ impl Server {
 
     /// Sends `initialize` and `notifications/initialized`; returns the `initialize` result.
     pub fn initialize(&mut self) -> Value {
+        self.initialize_with(json!({}))
+    }
+
+    /// [`Server::initialize`] for a client declaring `capabilities` (e.g. `{"elicitation": {}}`).
+    pub fn initialize_with(&mut self, capabilities: Value) -> Value {
         let result = self.request(
             "initialize",
             json!({
                 "protocolVersion": "2025-06-18",
-                "capabilities": {},
+                "capabilities": capabilities,
                 "clientInfo": { "name": "clawboo-tests", "version": VERSION }
             }),
         );
@@ -391,6 +396,23 @@ impl Server {
             .into_iter()
             .map(Self::tool_reply)
             .collect()
+    }
+
+    /// Reads messages until the server sends a request (server to client) for `method`; returns
+    /// its id and params (other messages are skipped).
+    pub fn next_request(&mut self, method: &str) -> (Value, Value) {
+        loop {
+            let msg = self.read_message();
+            if msg["method"] == method && msg.get("id").is_some() {
+                return (msg["id"].clone(), msg["params"].clone());
+            }
+        }
+    }
+
+    /// Answers the server's request `id` with `result`.
+    pub fn respond(&mut self, id: &Value, result: Value) {
+        let msg = json!({ "jsonrpc": "2.0", "id": id, "result": result });
+        self.send_line(&msg.to_string());
     }
 
     /// Sends a request and returns the whole response message (`result` or `error`).
