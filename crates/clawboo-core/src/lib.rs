@@ -54,7 +54,7 @@
 //!     let binding = TasksBinding { team_id: "team-a".into() };
 //!     let server = tasks_server(Db::open_in_memory()?, Some(binding));
 //!     let client = connect_in_memory(server).await?;
-//!     assert_eq!(client.list_tools().await?.len(), 12);
+//!     assert_eq!(client.list_tools().await?.len(), 13);
 //!     let created = client
 //!         .call_tool("create_task", json!({ "title": "Write the release notes" }))
 //!         .await?;
