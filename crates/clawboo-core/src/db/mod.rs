@@ -557,7 +557,7 @@ impl Db {
 
     /// The change feed of this database's file, shared by every `Db` on the file in this process:
     /// how a waiting call learns that another connection committed ([`watch`]).
-    pub fn changes(&self) -> &Changes {
+    pub(crate) fn changes(&self) -> &Changes {
         &self.changes
     }
 
