@@ -1,0 +1,130 @@
+//! The verdict on an assigned value: a literal secret, or a placeholder, a reference to another
+//! name, a type, a path, a label. The same value can be either under different separators
+//! (`password = token` is code, `password: token` is YAML), so the separator and what follows
+//! the value take part.
+//!
+//! Guarantees: a pure function of the value, its key and its context; linear in the value's
+//! length. Must never: mask a placeholder or a reference ([`crate::scrub::value`] says what those
+//! look like).
+
+use super::Sep;
+use super::names::{Strength, words};
+use crate::scrub::value::{
+    entropy, is_code_reference, is_path, is_placeholder, is_uuid, is_word_chain, looks_random,
+};
+
+/// Values of a `key: value` that are types or keywords, not secrets.
+#[rustfmt::skip]
+const TYPE_WORDS: &[&str] = &[
+    "string", "str", "&str", "number", "boolean", "bool", "any", "unknown", "null", "none", "nil",
+    "undefined", "true", "false", "required", "optional", "object", "int", "integer", "i32", "i64",
+    "u8", "u32", "u64", "usize", "text", "varchar", "char", "bytes", "yes", "no", "on", "off",
+    "n/a", "impl", "dyn", "mut", "const", "static", "pub", "secretstr", "secretstring", "string?",
+    "str?", "void", "self", "this", "void", "function", "fn", "func", "lambda", "data", "value",
+    "env", "environment", "file", "vault", "keyring", "keychain", "prompt", "stdin", "auto",
+    "inherit", "none", "disabled", "enabled", "hidden",
+];
+
+/// Whether an assigned value is a literal secret rather than a placeholder, a reference or a type.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn value_is_secret(
+    key: &str,
+    value: &str,
+    glued: bool,
+    quoted: bool,
+    next: Option<u8>,
+    sep: Sep,
+    strength: Strength,
+    upper_env: bool,
+) -> bool {
+    let v = value.trim();
+    if v.is_empty() || is_placeholder(v) || v.contains("://") || v.starts_with("arn:") {
+        return false;
+    }
+    if [
+        "ssh-rsa ",
+        "ssh-ed25519 ",
+        "ecdsa-sha2-",
+        "ssh-dss ",
+        "pk_live_",
+        "pk_test_",
+    ]
+    .iter()
+    .any(|p| v.starts_with(p))
+    {
+        return false;
+    }
+    let lower = v.to_ascii_lowercase();
+    let same_as_key = {
+        let squash = |s: &str| -> String {
+            s.chars()
+                .filter(char::is_ascii_alphanumeric)
+                .map(|c| c.to_ascii_lowercase())
+                .collect()
+        };
+        squash(v) == squash(key)
+    };
+    if same_as_key {
+        return false;
+    }
+    if quoted {
+        // A sentence ("Enter your password") is a label or a prompt, not a secret.
+        let parts: Vec<&str> = v.split_whitespace().collect();
+        let sentence = parts.len() >= 3
+            && parts.iter().all(|w| {
+                w.trim_end_matches(['.', ',', ':', '!', '?'])
+                    .bytes()
+                    .all(|c| c.is_ascii_alphabetic() || c == b'\'')
+            });
+        if sentence {
+            return false;
+        }
+        // `secretName: my-app-secret`: a name that repeats its own key word.
+        if is_word_chain(v) && words(key).iter().any(|w| lower.contains(w.as_str())) {
+            return false;
+        }
+    } else {
+        let generic = next == Some(b'<') && sep != Sep::Element;
+        if matches!(next, Some(b'(' | b'[')) || generic || is_code_reference(v) {
+            return false;
+        }
+        if TYPE_WORDS.contains(&lower.as_str()) || v.starts_with(['&', '*', '?', '|', '>']) {
+            return false;
+        }
+        if v.ends_with(['/', '\\']) || is_path(v) {
+            return false;
+        }
+        if sep == Sep::Colon && is_pascal_type(v) {
+            return false;
+        }
+        // `credentials:edit`, `secret:list`: a namespaced command, not `key: value`.
+        if sep == Sep::Colon && glued && v.bytes().all(|c| c.is_ascii_lowercase()) {
+            return false;
+        }
+        let literal_looking = v.bytes().any(|c| !c.is_ascii_alphabetic() && c != b'_');
+        if sep == Sep::SpacedEquals && !literal_looking {
+            return false;
+        }
+        if is_word_chain(v) && words(key).iter().any(|w| lower.contains(w.as_str())) {
+            return false;
+        }
+    }
+    let len = v.chars().count();
+    if upper_env {
+        return len >= 3;
+    }
+    match strength {
+        Strength::Password => len >= 4,
+        Strength::Token => len >= 8 && !(v.bytes().all(|c| c.is_ascii_digit()) && len < 12),
+        _ => looks_random(v, 16) || len >= 16 && entropy(v) >= 3.5 && !is_uuid(v),
+    }
+}
+
+/// `SecretString`, `ApiKey`, `Token`: a type name after a colon.
+fn is_pascal_type(v: &str) -> bool {
+    let b = v.as_bytes();
+    b[0].is_ascii_uppercase()
+        && b.iter().all(u8::is_ascii_alphanumeric)
+        && b[1..].iter().any(u8::is_ascii_lowercase)
+        && b.iter().filter(|c| c.is_ascii_digit()).count() == 0
+}
