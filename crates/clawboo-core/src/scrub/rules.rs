@@ -1,9 +1,14 @@
 //! The shape rules: credentials recognisable by their own form, wherever they stand. Provider
 //! tokens with a documented prefix, length and alphabet (GitHub, GitLab, Slack, Stripe, AWS, Google,
 //! Azure, DigitalOcean, Docker Hub, npm, PyPI, Shopify, SendGrid, Hugging Face, Databricks, …),
-//! prefix-less shapes with a distinctive inner mark (Discord and Telegram bot tokens, Azure AD
-//! client secrets, Azure storage keys), URL user-info, CLI flags that carry a password
-//! (`curl -u`, `sshpass -p`, `mysql -p…`), `.netrc` and `.pgpass` lines, crypt hashes.
+//! prefix-less shapes with a distinctive inner mark (Telegram bot tokens, Azure AD client secrets,
+//! Azure storage keys), structured tokens told by their structure (a JWS/JWE whose header
+//! decodes to JSON with `alg`, dotted base64url tokens with random ends, PASETO, macaroons, NATS
+//! seeds, the private members of a JWK, base64 of JSON that holds credentials), URL user-info and
+//! scheme-less DSNs (Oracle, Go's MySQL driver, Samba's `user%pass`), CLI flags and statements that
+//! carry a password (`curl -u`, `sshpass -p`, `mysql -p…`, `IDENTIFIED BY`,
+//! `ConvertTo-SecureString`), `.netrc`, `.pgpass` and Postfix `sasl_passwd` lines, crypt and
+//! `{SSHA}`-style hashes.
 //!
 //! Guarantees: every rule is a `regex` (linear time) over the whole text, and each match passes one
 //! validator before it is masked: a placeholder (`xxxx`, `...`, `your-…-here`) or a lowercase word
@@ -17,8 +22,10 @@ use std::sync::LazyLock;
 
 use regex::{Captures, Regex};
 
-use super::REDACTED;
-use super::value::{has_placeholder_marks, is_placeholder, is_word_chain, looks_random};
+use super::value::{
+    decode_base64, has_placeholder_marks, is_placeholder, is_word_chain, looks_random,
+};
+use super::{REDACTED, is_secret_key};
 
 /// Provider tokens with a literal prefix: `(kind, pattern)`. All are joined into one regex, so the
 /// text is scanned once for all of them. `\b` is made an ASCII word boundary when compiled.
@@ -221,6 +228,15 @@ const PREFIXED: &[(&str, &str)] = &[
     ),
     ("duffel-token", r"\bduffel_(?:test|live)_[A-Za-z0-9_=-]{43}"),
     ("lob-key", r"\b(?:live|test)_(?:pub_)?[a-f0-9]{35}\b"),
+    ("nats-nkey-seed", r"\bS[UAONCXP][A-Z2-7]{56}\b"),
+    (
+        "paseto-token",
+        r"\bv[1-4]\.(?:local|public)\.[A-Za-z0-9_-]{40,}(?:\.[A-Za-z0-9_-]+)?",
+    ),
+    (
+        "macaroon-v1",
+        r"\bMDAxY2xvY2F0aW9u[A-Za-z0-9_+/-]{20,}={0,2}",
+    ),
     (
         "jwt",
         r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{4,}\.?[A-Za-z0-9_-]*",
@@ -272,11 +288,13 @@ const OTHER: &[RuleSpec] = &[
         check: not_a_prose_word,
     },
     RuleSpec {
-        kind: "discord-bot-token",
-        pattern: r"\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}\b",
+        // Three or more base64url segments with random ends (Discord bot tokens, session
+        // tokens of other services): `<id>.<time>.<hmac>`.
+        kind: "dotted-token",
+        pattern: r"\b[A-Za-z0-9_-]{20,}(?:\.[A-Za-z0-9_-]{6,}){1,3}\.[A-Za-z0-9_-]{20,}\b",
         group: 0,
         needs: None,
-        check: real,
+        check: is_dotted_token,
     },
     RuleSpec {
         kind: "telegram-bot-token",
@@ -366,7 +384,7 @@ const OTHER: &[RuleSpec] = &[
     },
     RuleSpec {
         kind: "login-password-flag",
-        pattern: r"\b(?:(?:docker|podman|helm|oras|skopeo|buildah|nerdctl)\s+(?:registry\s+)?login|az\s+login|redis-cli|sqlcmd|ldapsearch|ldapmodify|ldapadd|ldapdelete)\b[^\n|;&]{0,160}?\s-[paPw][ \t]+('[^'\n]*'|\x22[^\x22\n]*\x22|[^\s'\x22-][^\s'\x22]*)",
+        pattern: r"\b(?:(?:docker|podman|helm|oras|skopeo|buildah|nerdctl)\s+(?:registry\s+)?login|az\s+login|redis-cli|sqlcmd|ldapsearch|ldapmodify|ldapadd|ldapdelete|mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|rabbitmqadmin)\b[^\n|;&]{0,160}?\s-[paPw][ \t]+('[^'\n]*'|\x22[^\x22\n]*\x22|[^\s'\x22-][^\s'\x22]*)",
         group: 1,
         needs: None,
         check: value_not_placeholder,
@@ -406,6 +424,89 @@ const OTHER: &[RuleSpec] = &[
         needs: None,
         check: real,
     },
+    // A JWS or JWE in compact form whatever its header's spacing (`eyJ…`, `eyAi…`, `ewog…`):
+    // the header decodes to a JSON object with an algorithm.
+    RuleSpec {
+        kind: "jose-compact",
+        pattern: r"\be[wy][A-Za-z0-9_-]{14,}(?:\.[A-Za-z0-9_-]*){1,4}",
+        group: 0,
+        needs: None,
+        check: is_jose_token,
+    },
+    // The private members of a JSON Web Key (`d`, `p`, `q`, … of RSA and EC keys; `k` of a
+    // symmetric one); the public ones (`n`, `e`, `x`, `y`) stay.
+    RuleSpec {
+        kind: "jwk-private-member",
+        pattern: r#""(?:d|p|q|dp|dq|qi|k)"[ \t]*:[ \t]*"([A-Za-z0-9_-]{16,})""#,
+        group: 1,
+        needs: Some("\"kty\""),
+        check: real,
+    },
+    // Base64 of a JSON document that holds credentials (a `.dockerconfigjson`, a service-account
+    // key file): masked whole.
+    RuleSpec {
+        kind: "base64-json-credentials",
+        pattern: r"\be[wy][A-Za-z0-9+/_-]{38,}={0,2}",
+        group: 0,
+        needs: None,
+        check: wraps_json_credentials,
+    },
+    // `jdbc:oracle:thin:scott/tiger@…`, `sqlplus system/pw@…`: Oracle's `user/password@`.
+    RuleSpec {
+        kind: "oracle-user-password",
+        pattern: r"\b(?:jdbc:oracle:[a-z]+:|sqlplus[ \t]+(?:-[A-Za-z]+[ \t]+)*)[A-Za-z0-9_$#.]+/([^\s@/'\x22]+)@",
+        group: 1,
+        needs: None,
+        check: value_not_placeholder,
+    },
+    // Go's MySQL driver: `user:password@tcp(host:3306)/db`.
+    RuleSpec {
+        kind: "go-mysql-dsn",
+        pattern: r"(?:^|[\s\x22'\x60=])[A-Za-z0-9_.-]+:([^\s@:/'\x22\x60]+)@(?:tcp|udp|unix)\(",
+        group: 1,
+        needs: Some("@"),
+        check: value_not_placeholder,
+    },
+    // Samba's `-U user%password`.
+    RuleSpec {
+        kind: "smb-user-password",
+        pattern: r"\b(?:smbclient|smbmap|smbget|smbcacls|rpcclient|net)\b[^\n|;&]{0,200}?\s(?:-U|--user(?:name)?)(?:[ \t]+|=)['\x22]?[^\s%'\x22]+%([^\s'\x22]+)",
+        group: 1,
+        needs: Some("%"),
+        check: value_not_placeholder,
+    },
+    // Postfix `sasl_passwd`: `[smtp.example.com]:587 user:password`.
+    RuleSpec {
+        kind: "postfix-sasl-passwd",
+        pattern: r"(?m)^[ \t]*\[[A-Za-z0-9.-]+\](?::[0-9]{1,5})?[ \t]+[^\s:]+:(\S+)[ \t]*\r?$",
+        group: 1,
+        needs: Some("]"),
+        check: value_not_placeholder,
+    },
+    // SQL: `CREATE USER … IDENTIFIED BY '…'` (MySQL, MariaDB, Oracle).
+    RuleSpec {
+        kind: "sql-identified-by",
+        pattern: r"(?i)\bidentified(?:[ \t]+with[ \t]+[A-Za-z0-9_]+)?[ \t]+by[ \t]+('[^'\n]*'|\x22[^\x22\n]*\x22|[^\s;'\x22]+)",
+        group: 1,
+        needs: None,
+        check: value_not_placeholder,
+    },
+    // Password hashes with an LDAP-style scheme (`{SSHA}…`, `{SHA}…`, `{PBKDF2-SHA256}…`).
+    RuleSpec {
+        kind: "scheme-password-hash",
+        pattern: r"\{(?:S?SHA(?:256|384|512)?|S?MD5|CRYPT|PBKDF2(?:-SHA(?:1|256|512))?|ARGON2|BCRYPT)\}[A-Za-z0-9+/=.$]{8,}",
+        group: 0,
+        needs: Some("}"),
+        check: real,
+    },
+    // PowerShell: `ConvertTo-SecureString "…" -AsPlainText`.
+    RuleSpec {
+        kind: "powershell-securestring",
+        pattern: r"(?i)\bConvertTo-SecureString(?:[ \t]+-String)?[ \t]+('[^'\n]*'|\x22[^\x22\n]*\x22)",
+        group: 1,
+        needs: None,
+        check: value_not_placeholder,
+    },
 ];
 
 /// The check of a rule with no context: the match is not a placeholder or a name.
@@ -436,23 +537,58 @@ fn not_a_prose_word(m: &str) -> bool {
 /// Whether base64 text (a kubeconfig's `client-key-data`, a Helm value) decodes to a PEM
 /// private-key header.
 fn wraps_a_private_key(b64: &str) -> bool {
-    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut decoded = Vec::with_capacity(60);
-    let (mut acc, mut bits) = (0u32, 0);
-    for &c in b64.as_bytes().iter().take(80) {
-        let Some(v) = ALPHABET.iter().position(|&a| a == c) else {
-            break;
-        };
-        acc = (acc << 6) | v as u32;
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            decoded.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    let header = String::from_utf8_lossy(&decoded);
+    let header = String::from_utf8_lossy(&decode_base64(b64, 60)).into_owned();
     header.starts_with("-----BEGIN") && header.contains("PRIVATE KEY")
+}
+
+/// Whether a dotted token's first and last segments are random (a digit, letters, no words).
+fn is_dotted_token(token: &str) -> bool {
+    let random = |seg: &str| {
+        let b = seg.as_bytes();
+        b.iter().any(u8::is_ascii_digit)
+            && b.iter().filter(|c| c.is_ascii_alphabetic()).count() >= 8
+            && looks_random(seg, 16)
+    };
+    let first = token.split('.').next().unwrap_or("");
+    let last = token.rsplit('.').next().unwrap_or("");
+    random(first) && random(last) && token_is_real(token)
+}
+
+/// Whether a compact JOSE token's header decodes to a JSON object naming an algorithm, and the
+/// token has more than its header.
+fn is_jose_token(token: &str) -> bool {
+    let Some((header, rest)) = token.split_once('.') else {
+        return false;
+    };
+    let decoded = decode_base64(header, 512);
+    let json = String::from_utf8_lossy(&decoded);
+    rest.len() >= 16 && json.starts_with('{') && json.contains("\"alg\"") && token_is_real(token)
+}
+
+/// Whether base64 decodes to a JSON object with a key that names a secret (`auths`,
+/// `private_key`, `password`) or to a service-account key file.
+fn wraps_json_credentials(b64: &str) -> bool {
+    let decoded = decode_base64(b64, 4096);
+    let json = String::from_utf8_lossy(&decoded);
+    if !json.starts_with('{') {
+        return false;
+    }
+    if json.contains("\"service_account\"") {
+        return true;
+    }
+    // Every `"name":` of the object, at any depth.
+    let pieces: Vec<&str> = json.split('"').collect();
+    pieces
+        .iter()
+        .enumerate()
+        .skip(1)
+        .step_by(2)
+        .any(|(i, key)| {
+            pieces
+                .get(i + 1)
+                .is_some_and(|after| after.trim_start().starts_with(':'))
+                && is_secret_key(key)
+        })
 }
 
 fn looks_random_16(v: &str) -> bool {

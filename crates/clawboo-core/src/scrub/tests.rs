@@ -78,16 +78,25 @@ fn generate(class: &str, n: usize, rng: &mut Rng) -> String {
     }
 }
 
-/// Fills a corpus template: `\n` becomes a newline, every `⟨class:n⟩` a fresh value; returns the
-/// text (markers removed) and the generated values that stood between « and ».
+/// Fills a corpus template: `\n` becomes a newline and `\\` one backslash (so `\\n` is a
+/// written `\n`, as inside a JSON string), every `⟨class:n⟩` a fresh value; returns the text
+/// (markers removed) and the generated values that stood between « and ».
 fn instantiate(template: &str, rng: &mut Rng) -> (String, Vec<String>) {
-    let template = template.replace("\\n", "\n");
     let mut text = String::new();
     let mut pieces = Vec::new();
     let mut in_secret = false;
-    let mut rest = template.as_str();
+    let mut rest = template;
     while let Some(c) = rest.chars().next() {
         match c {
+            '\\' if rest[1..].starts_with(['n', '\\']) => {
+                text.push(if rest[1..].starts_with('n') {
+                    '\n'
+                } else {
+                    '\\'
+                });
+                rest = &rest[2..];
+                continue;
+            }
             '«' => in_secret = true,
             '»' => in_secret = false,
             '⟨' => {

@@ -76,6 +76,19 @@ fn is_value_stop(c: u8) -> bool {
         )
 }
 
+/// The end of an element's text starting at `from`: the next `<` or the end of the line,
+/// trailing blanks left out.
+pub(super) fn element_text_end(b: &[u8], from: usize) -> usize {
+    let mut i = from;
+    while i < b.len() && !matches!(b[i], b'<' | b'\n' | b'\r') {
+        i += 1;
+    }
+    while i > from && matches!(b[i - 1], b' ' | b'\t') {
+        i -= 1;
+    }
+    i
+}
+
 /// The end of a header-style value: the end of the line, or a quote or escape that closes it.
 pub(super) fn line_value_end(b: &[u8], from: usize) -> usize {
     let mut i = from;

@@ -1,15 +1,16 @@
 //! The keyed rules: a value is a secret because of the name in front of it. One left-to-right scan
 //! finds every secret-ish key name (`password`, `client_secret`, `apiKey`, `X-API-Key`,
-//! `--token`, `<password>`, `AccountKey`, `Authorization`, `Cookie`, …) in any casing and any config
-//! syntax (`.env`, YAML, JSON and escaped JSON, TOML, INI, shell, XML, `name: X / value: Y` pairs,
-//! CLI flags, HTTP headers), reads the value after its separator, and masks it when it is a
-//! literal. With no separator (prose: "the private key is 0x…"), the context rule masks the first
+//! `--token`, `<password>`, `AccountKey`, `Authorization`, `Cookie`, `bindpw`, `psk`, …) in any
+//! casing and any config syntax (`.env`, YAML, JSON and escaped JSON, TOML, INI, properties,
+//! shell, XML elements and attributes, HCL, `name: X / value: Y` pairs, calls and typed
+//! declarations in code, CLI flags, HTTP headers), reads the value after its separator, and masks
+//! it when it is a literal. With no separator (prose: "the private key is 0x…"), the context rule masks the first
 //! high-entropy word that follows within a few words.
 //!
 //! Guarantees:
 //! - the value is masked, the key and quotes stay (`password: [REDACTED]`); an all-caps env name
 //!   ending in KEY/TOKEN/SECRET/PASSWORD is masked whole with its value, as the reference does
-//!   (`DB_PASSWORD: x` ⇒ `[REDACTED]`);
+//!   (`DB_PASSWORD: x` ⇒ `[REDACTED]`), unless the name is quoted or is a call's argument;
 //! - left alone: placeholders (`<YOUR_KEY>`, `${VAR}`, `your-api-key-here`, `***`), references to
 //!   another name (`env("DJANGO_SECRET_KEY")`, `os.environ["X"]`, `self.token`, `$TOKEN`), types
 //!   (`token: string`, `password: &str`), names qualified into something public (`key_id`,
@@ -18,19 +19,21 @@
 //! - linear: each key name is read once; the scan resumes after a masked value or a long one
 //!   (and inside a short unmasked one, which may hold the next key); a secret word is looked for
 //!   at most 40 letters around a hit; a quote with no partner on its line is remembered, so it is
-//!   never searched for twice.
+//!   never searched for twice; every look past a key for its separator is bounded ([`sep`]).
 //!
 //! Must never: mask a key name of lowercase or mixed case (readers need to see which setting
 //! was masked); look further than the current line for a prose value.
 //!
 //! This module owns the scan (finding key names, their separators, and where their values start);
-//! beside it: [`names`] (which names are secret, and how strongly), [`lex`] (reading a value),
+//! beside it: [`names`] (which names are secret, and how strongly), [`sep`] (how a value is
+//! introduced), [`lex`] (reading a value),
 //! [`verdict`] (whether a value is a literal secret), [`wire`] (`Authorization` and `Cookie`
 //! headers), [`prose`] (the context rule).
 
 mod lex;
 mod names;
 mod prose;
+mod sep;
 mod verdict;
 mod wire;
 
@@ -38,11 +41,12 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use self::lex::skip_blanks;
+use self::lex::element_text_end;
 use self::names::{Strength, classify, is_ident, is_upper_env, secret_word_at};
+use self::sep::Sep;
 use self::verdict::value_is_secret;
 
-pub(crate) use self::names::names_something_public;
+pub(crate) use self::names::{names_a_secret, names_something_public};
 
 /// A value longer than this is never read twice: the scan resumes after it even when it was not
 /// masked (shorter ones are scanned inside, for the keys they may hold).
@@ -52,23 +56,9 @@ const LONG_VALUE: usize = 256;
 pub(crate) type Spans = Vec<(usize, usize)>;
 
 static KEYWORD: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)pass|pwd|secret|token|key|auth|cred|sig|cookie|dsn|salt|pat")
+    Regex::new(r"(?i)pass|pw|secret|token|key|auth|cred|sig|cookie|dsn|salt|pat|psk|encrypt")
         .expect("the keyword pattern compiles")
 });
-
-/// How the value was introduced.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Sep {
-    /// `:` (YAML, JSON, headers): an unquoted word is a literal.
-    Colon,
-    /// `=` with a space on either side (code style): a bare identifier is a variable.
-    SpacedEquals,
-    /// `=`, `:=`, `=>`, `?=`, `name … value` pairs, a flag's space: a literal.
-    Other,
-    /// XML `<password>…</password>`, or a setter call `setPassword("…")`: the text up to `<`
-    /// or the quoted argument.
-    Element,
-}
 
 /// The scanner's state over one text.
 struct Scan<'t> {
@@ -145,7 +135,11 @@ impl Scan<'_> {
         let Some(strength) = classify(key, &word_before, flag) else {
             return resume;
         };
-        let upper_env = is_upper_env(key);
+        // An all-caps env name is masked with its value (the reference's env rule); a quoted one
+        // (a JSON or YAML key) keeps its name, so the document stays well-formed.
+        let quoted_key = key_start > 0 && matches!(b[key_start - 1], b'"' | b'\'' | b'`')
+            || matches!(b.get(key_end), Some(b'"' | b'\'' | b'`' | b'\\'));
+        let upper_env = is_upper_env(key) && !quoted_key;
         match self.separator(start, key_end, flag) {
             Some((value_at, sep)) => {
                 let masked = match strength {
@@ -176,9 +170,21 @@ impl Scan<'_> {
                 let before = start.checked_sub(2).map(|i| self.bytes[i]);
                 before.is_some_and(|c| c.is_ascii_alphanumeric())
                     && !self.text[..start].ends_with("env:")
+                    && !self.after_tag_prefix(start - 1)
             }
             _ => false,
         }
+    }
+
+    /// Whether the colon at `colon` ends a markup namespace prefix (`<con:` in `<con:password>`).
+    fn after_tag_prefix(&self, colon: usize) -> bool {
+        let head = &self.bytes[colon.saturating_sub(33)..colon];
+        let name_len = head
+            .iter()
+            .rev()
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_'))
+            .count();
+        name_len > 0 && name_len < head.len() && head[head.len() - name_len - 1] == b'<'
     }
 
     /// The prose word right before `start` (`API` in "API key"), lowercased.
@@ -199,99 +205,6 @@ impl Scan<'_> {
         trimmed[word_start..].to_ascii_lowercase()
     }
 
-    /// The separator after a key name ending at `end`: returns where the value starts.
-    fn separator(&self, key_start: usize, end: usize, flag: bool) -> Option<(usize, Sep)> {
-        let b = self.bytes;
-        let mut i = end;
-        // The closing quote of a quoted key, perhaps escaped (`\"password\"`).
-        if b.get(i) == Some(&b'\\') && matches!(b.get(i + 1), Some(b'"' | b'\'')) {
-            i += 2;
-        } else if matches!(b.get(i), Some(b'"' | b'\'' | b'`')) {
-            i += 1;
-        }
-        let after_key = i;
-        let xml = key_start > 0 && b[key_start - 1] == b'<' && b.get(i) == Some(&b'>');
-        if xml {
-            return Some((i + 1, Sep::Element));
-        }
-        // `setPassword("…")`, `withToken('…')`, `password("…")`: a literal argument.
-        if b.get(i) == Some(&b'(') && matches!(b.get(i + 1), Some(b'"' | b'\'')) {
-            let name = self.text[key_start..end].rsplit('.').next().unwrap_or("");
-            let lower = name.to_ascii_lowercase();
-            if !lower.starts_with("get")
-                && !lower.starts_with("verify")
-                && !lower.starts_with("check")
-            {
-                return Some((i + 1, Sep::Element));
-            }
-        }
-        let spaces_before = skip_blanks(b, i) - i;
-        i += spaces_before;
-        let rest = &b[i..];
-        let (len, sep) =
-            if rest.starts_with(b"=>") || rest.starts_with(b":=") || rest.starts_with(b"?=") {
-                (2, Sep::Other)
-            } else if rest.starts_with(b"==") || rest.starts_with(b"::") {
-                return None;
-            } else if rest.first() == Some(&b'=') {
-                let spaced = spaces_before > 0 || matches!(rest.get(1), Some(b' ' | b'\t'));
-                (
-                    1,
-                    if spaced {
-                        Sep::SpacedEquals
-                    } else {
-                        Sep::Other
-                    },
-                )
-            } else if rest.first() == Some(&b':') {
-                (1, Sep::Colon)
-            } else if flag && spaces_before > 0 && after_key == end {
-                (0, Sep::Other)
-            } else {
-                return self.value_pair(after_key);
-            };
-        let value_at = skip_blanks(b, i + len);
-        Some((value_at, sep))
-    }
-
-    /// `name: DB_PASSWORD` followed by `value: …` (Kubernetes env, ECS, .NET appSettings): the
-    /// value's start, if the next thing within a line is a `value` key.
-    fn value_pair(&self, from: usize) -> Option<(usize, Sep)> {
-        let b = self.bytes;
-        let mut i = from;
-        let mut newlines = 0;
-        while i < b.len()
-            && i - from < 48
-            && matches!(b[i], b' ' | b'\t' | b'\r' | b'\n' | b',' | b'-')
-        {
-            if b[i] == b'\n' {
-                newlines += 1;
-            }
-            i += 1;
-        }
-        if newlines > 1 {
-            return None;
-        }
-        if matches!(b.get(i), Some(b'"' | b'\'')) {
-            i += 1;
-        }
-        if !b[i..].starts_with(b"value")
-            || b.get(i + 5)
-                .is_some_and(|&c| c.is_ascii_alphanumeric() || c == b'_')
-        {
-            return None;
-        }
-        i += 5;
-        if matches!(b.get(i), Some(b'"' | b'\'')) {
-            i += 1;
-        }
-        i = skip_blanks(b, i);
-        if !matches!(b.get(i), Some(b':' | b'=')) {
-            return None;
-        }
-        Some((skip_blanks(b, i + 1), Sep::Other))
-    }
-
     /// A value after a key name and separator, masked when it is a literal secret; returns the
     /// end of the value (masked or not), where the scan resumes, so no value is read twice.
     fn assigned_value(
@@ -303,7 +216,11 @@ impl Scan<'_> {
         strength: Strength,
         upper_env: bool,
     ) -> Option<usize> {
-        let (start, end, quoted) = self.read_value(at)?;
+        let (start, mut end, quoted) = self.read_value(at)?;
+        if sep == Sep::Element && !quoted {
+            // An element's text runs to its closing tag (`<password>two words</password>`).
+            end = element_text_end(self.bytes, start);
+        }
         let value = &self.text[start..end];
         let after = end + usize::from(quoted);
         let next = self.bytes.get(after).copied();
@@ -313,7 +230,7 @@ impl Scan<'_> {
             // goes on inside it; a long one is skipped, so no long value is read twice.
             return (end - start > LONG_VALUE).then_some(after);
         }
-        if upper_env && sep != Sep::Element {
+        if upper_env && sep.masks_env_name() {
             self.spans.push((key_start, after));
         } else {
             self.spans.push((start, end));

@@ -46,7 +46,7 @@ pub(super) const QUALIFIERS: &[&str] = &[
     "rate", "price", "cost", "estimate", "estimator", "tokenizer", "parser", "lexer", "type",
     "entropy", "length", "strength", "issuer", "audience", "scope", "scopes", "fields",
     "description", "docs", "doc", "link", "links", "page", "pages", "form", "dialog", "modal",
-    "screen", "view", "component",
+    "screen", "view", "component", "encoder", "hasher", "strategy", "spec", "selector",
 ];
 
 /// Words that, before the secret word, make the name public or about something else
@@ -55,11 +55,11 @@ pub(super) const QUALIFIERS: &[&str] = &[
 const PUBLIC_BEFORE: &[&str] = &[
     "public", "pub", "primary", "foreign", "sort", "partition", "cache", "page", "next", "prev",
     "previous", "continuation", "sync", "pagination", "max", "total", "num", "input", "output",
-    "prompt", "completion", "csrf", "xsrf", "idempotency", "lookup", "routing", "shard", "hot",
+    "prompt", "completion", "csrf", "xsrf", "idempotency", "lookup", "shard", "hot",
     "dedup", "dedupe", "unique", "composite", "natural", "surrogate", "cancellation", "lexer",
     "row", "group", "dict", "hash", "map", "sorting", "object", "s3", "gcs", "blob", "i18n",
     "translation", "message", "label", "event", "tracking", "analytics", "music", "publishable",
-    "get",
+    "get", "existing",
 ];
 
 /// Words before `key` that make it a credential (`api key`, `private_key`, `AccountKey`).
@@ -70,7 +70,8 @@ const STRONG_KEY_BEFORE: &[&str] = &[
     "shared", "sharedaccess", "auth", "admin", "write", "read", "deploy", "storage", "consumer",
     "webhook", "hmac", "jwt", "session", "crypto", "wallet", "root", "cloud", "ingest",
     "management", "mgmt", "personal", "project", "org", "server", "secure", "decryption", "aes",
-    "gpg", "pgp", "ssh", "deployer", "mnemonic", "seed", "bot", "integration",
+    "gpg", "pgp", "ssh", "deployer", "mnemonic", "seed", "bot", "integration", "sec", "sdk",
+    "mobile", "browser", "writer", "reader", "partner", "merchant", "publisher",
 ];
 
 /// Splits a key name into lowercase words: on `_ - . $ :` and at camelCase humps
@@ -140,38 +141,51 @@ pub(super) fn classify(key: &str, word_before: &str, flag: bool) -> Option<Stren
 /// The strength of one word of a key name, if it names a secret.
 fn word_strength(w: &str, flag: bool) -> Option<Strength> {
     const PASSWORD_ENDINGS: &[&str] = &["password", "passwd", "passphrase", "secret"];
-    const TOKEN_ENDINGS: &[&str] = &[
-        "token",
-        "apikey",
-        "privatekey",
-        "secretkey",
-        "accesskey",
-        "masterkey",
-        "signingkey",
-        "encryptionkey",
-        "accountkey",
-        "sharedaccesskey",
-        "subscriptionkey",
-        "licensekey",
-        "privkey",
-        "seckey",
-        "authkey",
-        "appkey",
+    /// English words that end in `pass` and name no password.
+    const NOT_PASSWORDS: &[&str] = &[
+        "bypass",
+        "compass",
+        "encompass",
+        "surpass",
+        "trespass",
+        "overpass",
+        "underpass",
+        "multipass",
+        "onepass",
+        "twopass",
+        "singlepass",
     ];
     match w {
-        "pwd" | "pass" | "credential" | "credentials" | "creds" | "pw" => {
+        "pwd" | "pass" | "credential" | "credentials" | "creds" | "pw" | "psk" | "authtok"
+        | "masterauth" => {
             return Some(Strength::Password);
         }
-        "key" | "auth" | "sig" | "signature" | "dsn" | "salt" => return Some(Strength::Weak),
+        "key" | "auth" | "sig" | "signature" | "dsn" | "salt" | "encrypt" => {
+            return Some(Strength::Weak);
+        }
         "pat" => return Some(Strength::Token),
         "authorization" => return Some(Strength::Header),
         "cookie" => return Some(Strength::Cookie),
         _ => {}
     }
-    if PASSWORD_ENDINGS.iter().any(|e| w.ends_with(e)) || flag && w.ends_with("pass") {
+    // `requirepass`, `storepass`, `bindpw`, `rootpw`: one word ending in a password word.
+    let pass_compound = w.ends_with("pass") && !NOT_PASSWORDS.contains(&w)
+        || (5..=8).contains(&w.len())
+            && (w.ends_with("pw") || w.ends_with("pwd"))
+            && w.bytes().all(|c| c.is_ascii_lowercase());
+    if PASSWORD_ENDINGS.iter().any(|e| w.ends_with(e))
+        || pass_compound
+        || flag && w.ends_with("pass")
+    {
         return Some(Strength::Password);
     }
-    if TOKEN_ENDINGS.iter().any(|e| w.ends_with(e)) {
+    // `writekey`, `licensekey`, `sharedaccesskey`: a credential word glued to `key`.
+    let key_compound = w.strip_suffix("key").is_some_and(|head| {
+        STRONG_KEY_BEFORE
+            .iter()
+            .any(|s| head == *s || s.len() >= 3 && head.ends_with(s))
+    });
+    if w.ends_with("token") || key_compound {
         return Some(Strength::Token);
     }
     None
@@ -222,6 +236,15 @@ pub(super) fn is_upper_env(key: &str) -> bool {
         && ["KEY", "TOKEN", "SECRET", "PASSWORD"]
             .iter()
             .any(|s| key.ends_with(s))
+}
+
+/// Whether a key name names a password, a token or a credential header (`db_password`,
+/// `apiKey`, `client-secret`, `Authorization`), in any casing and separator.
+pub(crate) fn names_a_secret(key: &str) -> bool {
+    matches!(
+        classify(key, "", false),
+        Some(Strength::Password | Strength::Token | Strength::Header)
+    )
 }
 
 /// Whether a key name says "secret" but is qualified into something public (`key_id`,

@@ -82,7 +82,8 @@ fn prose_candidate(word: &str, strength: Strength) -> bool {
     });
     if code_like
         || is_placeholder(word)
-        || word.starts_with(['-', '/', '.'])
+        || word.starts_with(['/', '.'])
+        || word.starts_with('-') && (word.starts_with("--") || !looks_random(word, 20))
         || word.contains("://")
         || word.contains('@')
         || is_code_reference(word)

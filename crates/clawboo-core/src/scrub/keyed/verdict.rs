@@ -10,7 +10,8 @@
 use super::Sep;
 use super::names::{Strength, words};
 use crate::scrub::value::{
-    entropy, is_code_reference, is_path, is_placeholder, is_uuid, is_word_chain, looks_random,
+    decodes_to_credentials, entropy, is_code_reference, is_path, is_placeholder, is_uuid,
+    is_word_chain, looks_random, reads_as_words,
 };
 
 /// Values of a `key: value` that are types or keywords, not secrets.
@@ -41,6 +42,9 @@ pub(super) fn value_is_secret(
     if v.is_empty() || is_placeholder(v) || v.contains("://") || v.starts_with("arn:") {
         return false;
     }
+    if sep == Sep::Argument && !quoted {
+        return false;
+    }
     if [
         "ssh-rsa ",
         "ssh-ed25519 ",
@@ -67,18 +71,19 @@ pub(super) fn value_is_secret(
     if same_as_key {
         return false;
     }
+    // A sentence ("Enter your password") is a label or a prompt, not a secret; so is an
+    // element's text of two words ("New password").
+    let parts: Vec<&str> = v.split_whitespace().collect();
+    let sentence = parts.len() >= if quoted { 3 } else { 2 }
+        && parts.iter().all(|w| {
+            w.trim_end_matches(['.', ',', ':', '!', '?'])
+                .bytes()
+                .all(|c| c.is_ascii_alphabetic() || c == b'\'')
+        });
+    if sentence && (quoted || sep == Sep::Element) {
+        return false;
+    }
     if quoted {
-        // A sentence ("Enter your password") is a label or a prompt, not a secret.
-        let parts: Vec<&str> = v.split_whitespace().collect();
-        let sentence = parts.len() >= 3
-            && parts.iter().all(|w| {
-                w.trim_end_matches(['.', ',', ':', '!', '?'])
-                    .bytes()
-                    .all(|c| c.is_ascii_alphabetic() || c == b'\'')
-            });
-        if sentence {
-            return false;
-        }
         // `secretName: my-app-secret`: a name that repeats its own key word.
         if is_word_chain(v) && words(key).iter().any(|w| lower.contains(w.as_str())) {
             return false;
@@ -91,7 +96,7 @@ pub(super) fn value_is_secret(
         if TYPE_WORDS.contains(&lower.as_str()) || v.starts_with(['&', '*', '?', '|', '>']) {
             return false;
         }
-        if v.ends_with(['/', '\\']) || is_path(v) {
+        if v.ends_with(['/', '\\']) && !looks_random(v, 16) || is_path(v) {
             return false;
         }
         if sep == Sep::Colon && is_pascal_type(v) {
@@ -102,7 +107,7 @@ pub(super) fn value_is_secret(
             return false;
         }
         let literal_looking = v.bytes().any(|c| !c.is_ascii_alphabetic() && c != b'_');
-        if sep == Sep::SpacedEquals && !literal_looking {
+        if sep == Sep::SpacedEquals && !literal_looking && reads_as_words(v) {
             return false;
         }
         if is_word_chain(v) && words(key).iter().any(|w| lower.contains(w.as_str())) {
@@ -116,7 +121,11 @@ pub(super) fn value_is_secret(
     match strength {
         Strength::Password => len >= 4,
         Strength::Token => len >= 8 && !(v.bytes().all(|c| c.is_ascii_digit()) && len < 12),
-        _ => looks_random(v, 16) || len >= 16 && entropy(v) >= 3.5 && !is_uuid(v),
+        _ => {
+            looks_random(v, 16)
+                || len >= 16 && entropy(v) >= 3.5 && !is_uuid(v)
+                || decodes_to_credentials(v)
+        }
     }
 }
 
@@ -127,4 +136,5 @@ fn is_pascal_type(v: &str) -> bool {
         && b.iter().all(u8::is_ascii_alphanumeric)
         && b[1..].iter().any(u8::is_ascii_lowercase)
         && b.iter().filter(|c| c.is_ascii_digit()).count() == 0
+        && reads_as_words(v)
 }

@@ -37,7 +37,15 @@ impl Scan<'_> {
             1 => looks_random(credential, 16),
             _ => credential.len() >= 8,
         };
-        if secret && !is_placeholder(credential) && !is_placeholder(value) {
+        // `Basic <base64 of user:password>`: a placeholder after the scheme.
+        let after_scheme = value
+            .split_once(char::is_whitespace)
+            .map_or("", |(_, c)| c.trim());
+        if secret
+            && !is_placeholder(credential)
+            && !is_placeholder(value)
+            && !is_placeholder(after_scheme)
+        {
             self.spans.push((start, end));
             return Some(line_end);
         }
