@@ -252,4 +252,6 @@ fn is_secret_key(key: &str) -> bool {
 }
 
 #[cfg(test)]
+mod properties;
+#[cfg(test)]
 mod tests;
