@@ -102,9 +102,10 @@ const NOT_SECRET_KEYS: &[&str] = &[
 
 /// Masks every secret in `text` (see the module docs for the rules and their order).
 pub fn scrub_secrets(text: &str) -> String {
+    let bytes = rules::ByteSet::of(text);
     let mut current = Cow::Borrowed(text);
     for _ in 0..MAX_PASSES {
-        match scrub_pass(&current) {
+        match scrub_pass(&current, &bytes) {
             Some(next) if next != *current => current = Cow::Owned(next),
             _ => break,
         }
@@ -112,11 +113,12 @@ pub fn scrub_secrets(text: &str) -> String {
     current.into_owned()
 }
 
-/// One pass of the three rule families; `None` when nothing matched.
-fn scrub_pass(text: &str) -> Option<String> {
+/// One pass of the three rule families over `text`, whose bytes are in `bytes`; `None` when
+/// nothing matched.
+fn scrub_pass(text: &str, bytes: &rules::ByteSet) -> Option<String> {
     let blocks = mask_blocks(text);
     let after_blocks = blocks.as_deref().unwrap_or(text);
-    let shaped = rules::apply(after_blocks);
+    let shaped = rules::apply(after_blocks, bytes);
     let after_shapes = shaped.as_deref().unwrap_or(after_blocks);
     let spans = keyed::find(after_shapes);
     if spans.is_empty() {

@@ -110,7 +110,7 @@ impl Scan<'_> {
         let flag = ident.starts_with('-');
         let key_start = start + (ident.len() - ident.trim_start_matches(['-', '.']).len());
         let key = &self.text[key_start..key_end];
-        if key.is_empty() || self.inside_url_or_path(start) {
+        if key.is_empty() || self.inside_url_or_path(start, key_end) {
             return resume;
         }
         // Cheap first: most keyword hits sit in words that name no secret (`path`, `design`,
@@ -159,8 +159,8 @@ impl Scan<'_> {
         }
     }
 
-    /// Whether the key name at `start` is part of a URL, a path, an ARN or a Windows path.
-    fn inside_url_or_path(&self, start: usize) -> bool {
+    /// Whether the key name `[start, end)` is part of a URL, a path, an ARN or a Windows path.
+    fn inside_url_or_path(&self, start: usize, end: usize) -> bool {
         let Some(&prev) = start.checked_sub(1).and_then(|i| self.bytes.get(i)) else {
             return false;
         };
@@ -168,9 +168,12 @@ impl Scan<'_> {
             b'/' | b'@' | b'\\' | b'#' | b'~' => true,
             b':' => {
                 let before = start.checked_sub(2).map(|i| self.bytes[i]);
+                // `<ns:password>` or `<ns:password attr="…">` is markup.
+                let tag = matches!(self.bytes.get(end), Some(b'>' | b' ' | b'\t'))
+                    && self.after_tag_prefix(start - 1);
                 before.is_some_and(|c| c.is_ascii_alphanumeric())
                     && !self.text[..start].ends_with("env:")
-                    && !self.after_tag_prefix(start - 1)
+                    && !tag
             }
             _ => false,
         }

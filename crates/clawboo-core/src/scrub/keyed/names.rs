@@ -23,86 +23,86 @@ pub(super) enum Strength {
 }
 
 /// Words that end a key name's secrecy when they follow the secret word (`key_id`, `token_type`,
-/// `password_policy`) or stand between the name and a prose value ("token budget").
+/// `password_policy`) or stand between the name and a prose value ("token budget"). Sorted, as
+/// are the lists below: they are searched by bisection.
 #[rustfmt::skip]
-pub(super) const QUALIFIERS: &[&str] = &[
-    "id", "ids", "name", "names", "path", "paths", "file", "files", "filename", "dir", "directory",
-    "url", "uri", "endpoint", "host", "type", "types", "kind", "count", "counts", "length", "len",
-    "size", "limit", "limits", "max", "min", "expiry", "expires", "expiration", "exp", "expired",
-    "ttl", "timeout", "lifetime", "age", "policy", "policies", "ref", "refs", "arn", "version",
-    "header", "env", "var", "variable", "field", "label", "prefix", "suffix", "hint", "format",
-    "method", "location", "hash", "hashed", "algorithm", "alg", "rotation", "rotate", "reset",
-    "cursor", "usage", "budget", "provider", "source", "store", "manager", "mode", "enabled",
-    "enable", "required", "pattern", "regex", "strength", "fingerprint", "encoding", "param",
-    "parameter", "placeholder", "description", "desc", "prompt", "message", "msg", "error",
-    "schema", "index", "column", "table", "template", "page", "input", "box", "button", "validator",
-    "validation", "rule", "rules", "check", "visible", "changed", "created", "updated", "date",
-    "time", "timestamp", "remaining", "used", "bytes", "bits", "handler", "generator", "factory",
-    "builder", "helper", "util", "utils", "service", "class", "module", "struct", "interface",
-    "list", "map", "cache", "counter", "stats", "metrics", "log", "logger", "stdin", "file",
-    "vault", "ring", "chain", "storage", "backend", "config", "settings", "option", "options",
-    "flag", "flags", "mask", "masked", "redacted", "set", "get", "sha", "commit", "digest",
-    "checksum", "uuid", "request", "trace", "span", "build", "release", "tag", "window", "per",
-    "rate", "price", "cost", "estimate", "estimator", "tokenizer", "parser", "lexer", "type",
-    "entropy", "length", "strength", "issuer", "audience", "scope", "scopes", "fields",
-    "description", "docs", "doc", "link", "links", "page", "pages", "form", "dialog", "modal",
-    "screen", "view", "component", "encoder", "hasher", "strategy", "spec", "selector",
+const QUALIFIERS: &[&str] = &[
+    "age", "alg", "algorithm", "arn", "audience", "backend", "bits", "box", "budget", "build",
+    "builder", "button", "bytes", "cache", "chain", "changed", "check", "checksum", "class",
+    "column", "commit", "component", "config", "cost", "count", "counter", "counts", "created",
+    "cursor", "date", "desc", "description", "dialog", "digest", "dir", "directory", "doc", "docs",
+    "enable", "enabled", "encoder", "encoding", "endpoint", "entropy", "env", "error", "estimate",
+    "estimator", "exp", "expiration", "expired", "expires", "expiry", "factory", "field", "fields",
+    "file", "filename", "files", "fingerprint", "flag", "flags", "form", "format", "generator",
+    "get", "handler", "hash", "hashed", "hasher", "header", "helper", "hint", "host", "id", "ids",
+    "index", "input", "interface", "issuer", "kind", "label", "len", "length", "lexer", "lifetime",
+    "limit", "limits", "link", "links", "list", "location", "log", "logger", "manager", "map",
+    "mask", "masked", "max", "message", "method", "metrics", "min", "modal", "mode", "module",
+    "msg", "name", "names", "option", "options", "page", "pages", "param", "parameter", "parser",
+    "path", "paths", "pattern", "per", "placeholder", "policies", "policy", "prefix", "price",
+    "prompt", "provider", "rate", "redacted", "ref", "refs", "regex", "release", "remaining",
+    "request", "required", "reset", "ring", "rotate", "rotation", "rule", "rules", "schema",
+    "scope", "scopes", "screen", "selector", "service", "set", "settings", "sha", "size", "source",
+    "span", "spec", "stats", "stdin", "storage", "store", "strategy", "strength", "struct",
+    "suffix", "table", "tag", "template", "time", "timeout", "timestamp", "tokenizer", "trace",
+    "ttl", "type", "types", "updated", "uri", "url", "usage", "used", "util", "utils", "uuid",
+    "validation", "validator", "var", "variable", "vault", "version", "view", "visible", "window",
 ];
 
 /// Words that, before the secret word, make the name public or about something else
 /// (`public_key`, `primary_key`, `page_token`, `max_tokens`).
 #[rustfmt::skip]
 const PUBLIC_BEFORE: &[&str] = &[
-    "public", "pub", "primary", "foreign", "sort", "partition", "cache", "page", "next", "prev",
-    "previous", "continuation", "sync", "pagination", "max", "total", "num", "input", "output",
-    "prompt", "completion", "csrf", "xsrf", "idempotency", "lookup", "shard", "hot",
-    "dedup", "dedupe", "unique", "composite", "natural", "surrogate", "cancellation", "lexer",
-    "row", "group", "dict", "hash", "map", "sorting", "object", "s3", "gcs", "blob", "i18n",
-    "translation", "message", "label", "event", "tracking", "analytics", "music", "publishable",
-    "get", "existing",
+    "analytics", "blob", "cache", "cancellation", "completion", "composite", "continuation", "csrf",
+    "dedup", "dedupe", "dict", "event", "existing", "foreign", "gcs", "get", "group", "hash", "hot",
+    "i18n", "idempotency", "input", "label", "lexer", "lookup", "map", "max", "message", "music",
+    "natural", "next", "num", "object", "output", "page", "pagination", "partition", "prev",
+    "previous", "primary", "prompt", "pub", "public", "publishable", "row", "s3", "shard", "sort",
+    "sorting", "surrogate", "sync", "total", "tracking", "translation", "unique", "xsrf",
 ];
 
 /// Words before `key` that make it a credential (`api key`, `private_key`, `AccountKey`).
 #[rustfmt::skip]
 const STRONG_KEY_BEFORE: &[&str] = &[
-    "api", "access", "secret", "private", "priv", "account", "master", "signing", "sign",
-    "encryption", "enc", "client", "app", "application", "license", "subscription", "service",
-    "shared", "sharedaccess", "auth", "admin", "write", "read", "deploy", "storage", "consumer",
-    "webhook", "hmac", "jwt", "session", "crypto", "wallet", "root", "cloud", "ingest",
-    "management", "mgmt", "personal", "project", "org", "server", "secure", "decryption", "aes",
-    "gpg", "pgp", "ssh", "deployer", "mnemonic", "seed", "bot", "integration", "sec", "sdk",
-    "mobile", "browser", "writer", "reader", "partner", "merchant", "publisher",
+    "access", "account", "admin", "aes", "api", "app", "application", "auth", "bot", "browser",
+    "client", "cloud", "consumer", "crypto", "decryption", "deploy", "deployer", "enc",
+    "encryption", "gpg", "hmac", "ingest", "integration", "jwt", "license", "management", "master",
+    "merchant", "mgmt", "mnemonic", "mobile", "org", "partner", "personal", "pgp", "priv",
+    "private", "project", "publisher", "read", "reader", "root", "sdk", "sec", "secret", "secure",
+    "seed", "server", "service", "session", "shared", "sharedaccess", "sign", "signing", "ssh",
+    "storage", "subscription", "wallet", "webhook", "write", "writer",
 ];
 
 /// Splits a key name into lowercase words: on `_ - . $ :` and at camelCase humps
 /// (`apiKey` → api, key; `APIKey` → api, key; `AWS_SECRET_ACCESS_KEY` → aws, secret, access, key).
 pub(super) fn words(key: &str) -> Vec<String> {
-    let chars: Vec<char> = key.chars().collect();
+    let b = key.as_bytes();
     let mut out = Vec::new();
-    let mut cur = String::new();
-    for (i, &c) in chars.iter().enumerate() {
-        if !c.is_ascii_alphanumeric() {
-            if !cur.is_empty() {
-                out.push(std::mem::take(&mut cur));
-            }
-            continue;
+    let mut start = None;
+    for i in 0..=b.len() {
+        let c = b.get(i).copied().unwrap_or(b'_');
+        let hump = || {
+            let p = b[i - 1];
+            c.is_ascii_uppercase()
+                && (p.is_ascii_lowercase()
+                    || p.is_ascii_digit()
+                    || p.is_ascii_uppercase() && b.get(i + 1).is_some_and(u8::is_ascii_lowercase))
+        };
+        if (!c.is_ascii_alphanumeric() || start.is_some() && hump())
+            && let Some(from) = start.take()
+        {
+            out.push(key[from..i].to_ascii_lowercase());
         }
-        if !cur.is_empty() && c.is_ascii_uppercase() {
-            let prev = chars[i - 1];
-            let next_lower = chars.get(i + 1).is_some_and(char::is_ascii_lowercase);
-            if prev.is_ascii_lowercase()
-                || prev.is_ascii_digit()
-                || prev.is_ascii_uppercase() && next_lower
-            {
-                out.push(std::mem::take(&mut cur));
-            }
+        if c.is_ascii_alphanumeric() && start.is_none() {
+            start = Some(i);
         }
-        cur.push(c.to_ascii_lowercase());
-    }
-    if !cur.is_empty() {
-        out.push(cur);
     }
     out
+}
+
+/// Whether `w` (lowercase) qualifies a secret word into something public.
+pub(super) fn is_qualifier(w: &str) -> bool {
+    QUALIFIERS.binary_search(&w).is_ok()
 }
 
 /// How secret a key name is, from its words and the prose word before it (`API key`).
@@ -116,22 +116,21 @@ pub(super) fn classify(key: &str, word_before: &str, flag: bool) -> Option<Stren
         }
     }
     let (at, mut strength) = found?;
-    let after = &words[at + 1..];
-    if after.iter().any(|w| QUALIFIERS.contains(&w.as_str())) {
+    if words[at + 1..].iter().any(|w| is_qualifier(w)) {
         return None;
     }
-    let before: Vec<&str> = words[..at].iter().map(String::as_str).collect();
-    if before.iter().any(|w| PUBLIC_BEFORE.contains(w)) {
+    let public = |w: &str| PUBLIC_BEFORE.binary_search(&w).is_ok();
+    if words[..at].iter().any(|w| public(w)) {
         return None;
     }
     if strength == Strength::Weak && words[at] == "key" {
-        let prev = before
-            .last()
-            .copied()
-            .or_else(|| (words.len() == 1).then_some(word_before));
-        if prev.is_some_and(|p| STRONG_KEY_BEFORE.contains(&p)) {
+        let prev = match at {
+            0 => (words.len() == 1).then_some(word_before),
+            _ => Some(words[at - 1].as_str()),
+        };
+        if prev.is_some_and(|p| STRONG_KEY_BEFORE.binary_search(&p).is_ok()) {
             strength = Strength::Token;
-        } else if words.len() == 1 && PUBLIC_BEFORE.contains(&word_before) {
+        } else if words.len() == 1 && public(word_before) {
             return None;
         }
     }
@@ -146,14 +145,14 @@ fn word_strength(w: &str, flag: bool) -> Option<Strength> {
         "bypass",
         "compass",
         "encompass",
-        "surpass",
-        "trespass",
-        "overpass",
-        "underpass",
         "multipass",
         "onepass",
-        "twopass",
+        "overpass",
         "singlepass",
+        "surpass",
+        "trespass",
+        "twopass",
+        "underpass",
     ];
     match w {
         "pwd" | "pass" | "credential" | "credentials" | "creds" | "pw" | "psk" | "authtok"
@@ -169,7 +168,7 @@ fn word_strength(w: &str, flag: bool) -> Option<Strength> {
         _ => {}
     }
     // `requirepass`, `storepass`, `bindpw`, `rootpw`: one word ending in a password word.
-    let pass_compound = w.ends_with("pass") && !NOT_PASSWORDS.contains(&w)
+    let pass_compound = w.ends_with("pass") && NOT_PASSWORDS.binary_search(&w).is_err()
         || (5..=8).contains(&w.len())
             && (w.ends_with("pw") || w.ends_with("pwd"))
             && w.bytes().all(|c| c.is_ascii_lowercase());
@@ -217,7 +216,11 @@ pub(super) fn secret_word_at(ident: &[u8], start: usize, end: usize, flag: bool)
     if e - s > 40 {
         return (false, e - s);
     }
-    let word = String::from_utf8_lossy(&ident[s..e]).to_ascii_lowercase();
+    let mut lower = [0u8; 41];
+    for (to, from) in lower.iter_mut().zip(&ident[s..e]) {
+        *to = from.to_ascii_lowercase();
+    }
+    let word = std::str::from_utf8(&lower[..e - s]).unwrap_or_default();
     let secret = word_strength(word.trim_end_matches(|c: char| c.is_ascii_digit()), flag).is_some();
     (secret, e - s)
 }
@@ -269,6 +272,13 @@ mod tests {
             ["aws", "secret", "access", "key"]
         );
         assert_eq!(words("client-key-data"), ["client", "key", "data"]);
+    }
+
+    #[test]
+    fn word_lists_are_sorted_for_bisection() {
+        for list in [QUALIFIERS, PUBLIC_BEFORE, STRONG_KEY_BEFORE] {
+            assert!(list.windows(2).all(|w| w[0] < w[1]), "{list:?}");
+        }
     }
 
     #[test]

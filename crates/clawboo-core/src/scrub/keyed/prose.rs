@@ -7,7 +7,7 @@
 //! mask a prose word, a path, a URL, an address or a reference.
 
 use super::Scan;
-use super::names::{QUALIFIERS, Strength};
+use super::names::{Strength, is_qualifier};
 use crate::scrub::value::{
     floor_boundary, is_code_reference, is_placeholder, is_uuid, is_word_chain, looks_random,
 };
@@ -52,7 +52,7 @@ impl Scan<'_> {
             }
             let lower = word.to_ascii_lowercase();
             if word.bytes().all(|c| c.is_ascii_alphabetic()) {
-                if QUALIFIERS.contains(&lower.as_str()) {
+                if is_qualifier(&lower) {
                     return None;
                 }
                 may_follow = CONNECTORS.contains(&lower.as_str()) || raw.ends_with(':');

@@ -14,16 +14,16 @@ use crate::scrub::value::{
     is_word_chain, looks_random, reads_as_words,
 };
 
-/// Values of a `key: value` that are types or keywords, not secrets.
+/// Values of a `key: value` that are types or keywords, not secrets (sorted, for bisection).
 #[rustfmt::skip]
 const TYPE_WORDS: &[&str] = &[
-    "string", "str", "&str", "number", "boolean", "bool", "any", "unknown", "null", "none", "nil",
-    "undefined", "true", "false", "required", "optional", "object", "int", "integer", "i32", "i64",
-    "u8", "u32", "u64", "usize", "text", "varchar", "char", "bytes", "yes", "no", "on", "off",
-    "n/a", "impl", "dyn", "mut", "const", "static", "pub", "secretstr", "secretstring", "string?",
-    "str?", "void", "self", "this", "void", "function", "fn", "func", "lambda", "data", "value",
-    "env", "environment", "file", "vault", "keyring", "keychain", "prompt", "stdin", "auto",
-    "inherit", "none", "disabled", "enabled", "hidden",
+    "&str", "any", "auto", "bool", "boolean", "bytes", "char", "const", "data", "disabled", "dyn",
+    "enabled", "env", "environment", "false", "file", "fn", "func", "function", "hidden", "i32",
+    "i64", "impl", "inherit", "int", "integer", "keychain", "keyring", "lambda", "mut", "n/a",
+    "nil", "no", "none", "null", "number", "object", "off", "on", "optional", "prompt", "pub",
+    "required", "secretstr", "secretstring", "self", "static", "stdin", "str", "str?", "string",
+    "string?", "text", "this", "true", "u32", "u64", "u8", "undefined", "unknown", "usize", "value",
+    "varchar", "vault", "void", "yes",
 ];
 
 /// Whether an assigned value is a literal secret rather than a placeholder, a reference or a type.
@@ -59,23 +59,14 @@ pub(super) fn value_is_secret(
         return false;
     }
     let lower = v.to_ascii_lowercase();
-    let same_as_key = {
-        let squash = |s: &str| -> String {
-            s.chars()
-                .filter(char::is_ascii_alphanumeric)
-                .map(|c| c.to_ascii_lowercase())
-                .collect()
-        };
-        squash(v) == squash(key)
-    };
+    let same_as_key = squashed(v).eq(squashed(key));
     if same_as_key {
         return false;
     }
     // A sentence ("Enter your password") is a label or a prompt, not a secret; so is an
     // element's text of two words ("New password").
-    let parts: Vec<&str> = v.split_whitespace().collect();
-    let sentence = parts.len() >= if quoted { 3 } else { 2 }
-        && parts.iter().all(|w| {
+    let sentence = v.split_whitespace().count() >= if quoted { 3 } else { 2 }
+        && v.split_whitespace().all(|w| {
             w.trim_end_matches(['.', ',', ':', '!', '?'])
                 .bytes()
                 .all(|c| c.is_ascii_alphabetic() || c == b'\'')
@@ -93,7 +84,9 @@ pub(super) fn value_is_secret(
         if matches!(next, Some(b'(' | b'[')) || generic || is_code_reference(v) {
             return false;
         }
-        if TYPE_WORDS.contains(&lower.as_str()) || v.starts_with(['&', '*', '?', '|', '>']) {
+        if TYPE_WORDS.binary_search(&lower.as_str()).is_ok()
+            || v.starts_with(['&', '*', '?', '|', '>'])
+        {
             return false;
         }
         if v.ends_with(['/', '\\']) && !looks_random(v, 16) || is_path(v) {
@@ -129,6 +122,13 @@ pub(super) fn value_is_secret(
     }
 }
 
+/// The letters and digits of `s`, lowercased (`DB-Password` and `db_password` are the same).
+fn squashed(s: &str) -> impl Iterator<Item = u8> + '_ {
+    s.bytes()
+        .filter(u8::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+}
+
 /// `SecretString`, `ApiKey`, `Token`: a type name after a colon.
 fn is_pascal_type(v: &str) -> bool {
     let b = v.as_bytes();
@@ -137,4 +137,14 @@ fn is_pascal_type(v: &str) -> bool {
         && b[1..].iter().any(u8::is_ascii_lowercase)
         && b.iter().filter(|c| c.is_ascii_digit()).count() == 0
         && reads_as_words(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn type_words_are_sorted_for_bisection() {
+        assert!(TYPE_WORDS.windows(2).all(|w| w[0] < w[1]));
+    }
 }
