@@ -58,11 +58,12 @@ fn generate(class: &str, n: usize, rng: &mut Rng) -> String {
                 "bech" => "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L".to_owned(),
                 "b58" => "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz".to_owned(),
                 "pw" => format!("{UPPER}{LOWER}{DIGITS}!#%^*_+-=~"),
+                "sym" => format!("{UPPER}{LOWER}{DIGITS}!#%^*_+-=~@&()[];:,.?/|"),
                 other => panic!("unknown corpus class {other}"),
             };
             // A password always mixes classes, as a real one would.
             let mut s = pick(&alphabet, n, rng);
-            if class == "pw" && n >= 4 {
+            if matches!(class, "pw" | "sym") && n >= 4 {
                 s.replace_range(
                     ..4,
                     &format!(

@@ -28,7 +28,7 @@ pub(crate) fn is_placeholder(value: &str) -> bool {
     {
         return true;
     }
-    const TEMPLATES: &[&str] = &["${", "{{", "$(", "#{", "%(", "<%", "…", "•"];
+    const TEMPLATES: &[&str] = &["${", "{{", "$(", "#{", "%(", "<%", "((", "…", "•"];
     if TEMPLATES.iter().any(|t| v.contains(t)) || has_placeholder_marks(v) {
         return true;
     }

@@ -89,6 +89,19 @@ pub(super) fn element_text_end(b: &[u8], from: usize) -> usize {
     i
 }
 
+/// The end of a setting's value that stops at `from` on a byte that may be part of it: the next
+/// blank or quote, less a trailing `,` or `;`.
+pub(super) fn line_word_end(b: &[u8], from: usize) -> usize {
+    let mut i = from;
+    while i < b.len() && !b[i].is_ascii_whitespace() && !matches!(b[i], b'"' | b'\'' | b'`') {
+        i += 1;
+    }
+    while i > from && matches!(b[i - 1], b',' | b';') {
+        i -= 1;
+    }
+    i
+}
+
 /// The end of a header-style value: the end of the line, or a quote or escape that closes it.
 pub(super) fn line_value_end(b: &[u8], from: usize) -> usize {
     let mut i = from;

@@ -41,7 +41,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use self::lex::element_text_end;
+use self::lex::{element_text_end, line_word_end};
 use self::names::{Strength, classify, is_ident, is_upper_env, secret_word_at};
 use self::sep::Sep;
 use self::verdict::value_is_secret;
@@ -190,6 +190,51 @@ impl Scan<'_> {
         name_len > 0 && name_len < head.len() && head[head.len() - name_len - 1] == b'<'
     }
 
+    /// Whether the key name at `key_start` opens its line: only blanks before it, or a list
+    /// dash or a shell word that declares a variable (`- `, `export `, `set `).
+    fn starts_line(&self, key_start: usize) -> bool {
+        // Looks back at most 40 bytes, so a long line costs no more per key.
+        let from = key_start.saturating_sub(41);
+        let line_start = match self.bytes[from..key_start]
+            .iter()
+            .rposition(|&c| c == b'\n')
+        {
+            Some(i) => from + i + 1,
+            None if from == 0 => 0,
+            None => return false,
+        };
+        let head = self.text[line_start..key_start].trim();
+        matches!(
+            head,
+            "" | "-" | "export" | "set" | "setenv" | "readonly" | "declare" | "local"
+        )
+    }
+
+    /// Whether the bare value `[start, end)` is a name called or indexed (`getpass()`,
+    /// `argv[1]`): a name, then `(` or `[`.
+    fn calls_or_indexes(&self, start: usize, end: usize) -> bool {
+        matches!(self.bytes.get(end), Some(b'(' | b'['))
+            && self.bytes[start..end]
+                .iter()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'$' | b':'))
+    }
+
+    /// `<![CDATA[…]]>` at `at` after a markup separator: its content, on one line and within
+    /// [`LONG_VALUE`] bytes.
+    fn cdata(&self, at: usize, sep: Sep) -> Option<(usize, usize, bool)> {
+        const OPEN: &[u8] = b"<![CDATA[";
+        if sep != Sep::Element || !self.bytes[at..].starts_with(OPEN) {
+            return None;
+        }
+        let start = at + OPEN.len();
+        let window = &self.bytes[start..self.bytes.len().min(start + LONG_VALUE)];
+        let end = window
+            .windows(3)
+            .take_while(|w| w[0] != b'\n')
+            .position(|w| w == b"]]>")?;
+        Some((start, start + end, true))
+    }
+
     /// The prose word right before `start` (`API` in "API key"), lowercased.
     fn word_before(&self, start: usize) -> String {
         let head = &self.text[..start];
@@ -219,10 +264,22 @@ impl Scan<'_> {
         strength: Strength,
         upper_env: bool,
     ) -> Option<usize> {
-        let (start, mut end, quoted) = self.read_value(at)?;
+        let (start, mut end, quoted) = match self.cdata(at, sep) {
+            Some(inside) => inside,
+            None => self.read_value(at)?,
+        };
         if sep == Sep::Element && !quoted {
             // An element's text runs to its closing tag (`<password>two words</password>`).
             end = element_text_end(self.bytes, start);
+        } else if !quoted
+            && end > start
+            && sep.masks_env_name()
+            && !self.calls_or_indexes(start, end)
+            && self.starts_line(key_start)
+        {
+            // A setting on a line of its own (`.env`, INI, properties, YAML) runs to the next
+            // blank, whatever it holds (`password = Ab1;x&y|z`).
+            end = line_word_end(self.bytes, end);
         }
         let value = &self.text[start..end];
         let after = end + usize::from(quoted);

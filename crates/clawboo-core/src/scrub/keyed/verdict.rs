@@ -26,6 +26,14 @@ const TYPE_WORDS: &[&str] = &[
     "varchar", "vault", "void", "yes",
 ];
 
+/// Words of prompts and labels that a generated passphrase does not hold (sorted, for bisection).
+#[rustfmt::skip]
+const FUNCTION_WORDS: &[&str] = &[
+    "a", "all", "an", "and", "are", "as", "at", "be", "by", "can", "do", "enter", "for", "from",
+    "here", "if", "in", "is", "it", "must", "new", "no", "not", "of", "on", "or", "please", "see",
+    "set", "should", "that", "the", "this", "to", "type", "use", "will", "with", "you", "your",
+];
+
 /// Whether an assigned value is a literal secret rather than a placeholder, a reference or a type.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn value_is_secret(
@@ -71,7 +79,14 @@ pub(super) fn value_is_secret(
                 .bytes()
                 .all(|c| c.is_ascii_alphabetic() || c == b'\'')
         });
-    if sentence && (quoted || sep == Sep::Element) {
+    // Lowercase words with no function word among them are a passphrase ("correct horse battery
+    // staple"), not a label.
+    let passphrase = quoted
+        && strength == Strength::Password
+        && v.split_whitespace().all(|w| {
+            w.bytes().all(|c| c.is_ascii_lowercase()) && FUNCTION_WORDS.binary_search(&w).is_err()
+        });
+    if sentence && !passphrase && (quoted || sep == Sep::Element) {
         return false;
     }
     if quoted {
@@ -144,7 +159,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn type_words_are_sorted_for_bisection() {
-        assert!(TYPE_WORDS.windows(2).all(|w| w[0] < w[1]));
+    fn word_lists_are_sorted_for_bisection() {
+        for list in [TYPE_WORDS, FUNCTION_WORDS] {
+            assert!(list.windows(2).all(|w| w[0] < w[1]), "{list:?}");
+        }
     }
 }
