@@ -2,8 +2,9 @@
 //!
 //! Owns: the `serve` flags (their help lines, [`SERVE_FLAGS`], and their parsing over the one
 //! argument parser, [`crate::args`]), the defaults, and the start-time refusals (a non-loopback
-//! address without a token). Decisions: loopback `127.0.0.1:18790` by default; the token comes from
-//! `--token` or [`TOKEN_ENV`]; ClawBrain's vault from `--vault DIR` or `MEMORY_DIR`, and never a
+//! address without a token). Decisions: loopback `127.0.0.1:18790` by default; the tokens come from
+//! `--tokens-file` or [`super::caller::TOKENS_FILE_ENV`] (named) and `--token` or [`TOKEN_ENV`]
+//! (named `default`), both may be given; ClawBrain's vault from `--vault DIR` or `MEMORY_DIR`, and never a
 //! default (over stdio ClawBrain defaults to `./memory`, but a long-lived host would then create a
 //! vault in whatever folder it was started from): without one, ClawBrain is not mounted, by the
 //! memory bin's `serve` or by `--all`, and the start-up line says so.
@@ -15,6 +16,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::binding::SigningMode;
+use super::caller::{DEFAULT_TOKEN_NAME, NamedToken, add_token, read_tokens_file};
 use crate::args::{Args, Usage, Word};
 use crate::binding::ServerKind;
 use crate::mcp::http as mcp_http;
@@ -35,7 +37,7 @@ pub const DEFAULT_SESSION_IDLE: Duration = mcp_http::DEFAULT_SESSION_IDLE;
 pub const DEFAULT_MAX_SESSIONS: usize = mcp_http::DEFAULT_MAX_SESSIONS;
 
 /// The `serve` flags, as its help shows them: `(flag, meaning)`.
-pub const SERVE_FLAGS: [(&str, &str); 8] = [
+pub const SERVE_FLAGS: [(&str, &str); 9] = [
     (
         "--all",
         "mount every server (ClawBrain only with a vault), the /api/tools REST routes and the approvals page",
@@ -46,7 +48,11 @@ pub const SERVE_FLAGS: [(&str, &str); 8] = [
     ),
     (
         "--token T",
-        "the bearer token every request must carry (or CLAWBOO_HTTP_TOKEN; required off loopback)",
+        "a bearer token, named `default` (or CLAWBOO_HTTP_TOKEN; a token is required off loopback)",
+    ),
+    (
+        "--tokens-file PATH",
+        "named bearer tokens, NAME:TOKEN a line, mode 0600 (or CLAWBOO_HTTP_TOKENS_FILE; `token new NAME` prints a line)",
     ),
     (
         "--max-sessions N",
@@ -75,8 +81,8 @@ pub const SERVE_FLAGS: [(&str, &str); 8] = [
 pub struct HostConfig {
     /// Where to listen.
     pub listen: SocketAddr,
-    /// The bearer token every request must carry, if any.
-    pub token: Option<String>,
+    /// The named bearer tokens; when there is any, every request must carry one of them.
+    pub tokens: Vec<NamedToken>,
     /// The servers asked for, mounted at `/api/mcp/<server>` when they can be built here.
     pub servers: Vec<ServerKind>,
     /// How long an idle session lives.
@@ -103,7 +109,7 @@ impl std::fmt::Display for HostConfig {
             f,
             "servers {}, token {}, bindings {}",
             names.join(", "),
-            if self.token.is_some() {
+            if !self.tokens.is_empty() {
                 "required"
             } else {
                 "off"
@@ -118,6 +124,8 @@ impl std::fmt::Display for HostConfig {
 pub struct ServeEnv {
     /// [`TOKEN_ENV`].
     pub token: Option<String>,
+    /// [`TOKENS_FILE_ENV`].
+    pub tokens_file: Option<String>,
     /// [`crate::signature::KEY_ENV`].
     pub binding_key: Option<String>,
     /// [`VAULT_ENV`].
@@ -135,7 +143,7 @@ pub fn parse_serve_args(
 ) -> Result<Option<HostConfig>, Usage> {
     let mut config = HostConfig {
         listen: SocketAddr::from(([127, 0, 0, 1], DEFAULT_PORT)),
-        token: env.token,
+        tokens: Vec::new(),
         servers: own.to_vec(),
         session_idle: DEFAULT_SESSION_IDLE,
         max_sessions: DEFAULT_MAX_SESSIONS,
@@ -145,6 +153,8 @@ pub fn parse_serve_args(
         binding_key: env.binding_key,
         vault: env.vault.map(PathBuf::from),
     };
+    let mut token = env.token;
+    let mut tokens_file = env.tokens_file.map(PathBuf::from);
     while let Some(word) = args.next_word()? {
         let Word::Flag(flag) = &word else {
             if word == Word::Help {
@@ -158,7 +168,8 @@ pub fn parse_serve_args(
             "--listen" => {
                 config.listen = args.parsed(&format!("an address like 127.0.0.1:{DEFAULT_PORT}"))?
             }
-            "--token" => config.token = Some(args.value()?),
+            "--token" => token = Some(args.value()?),
+            "--tokens-file" => tokens_file = Some(PathBuf::from(args.value()?)),
             "--max-sessions" => {
                 let value = args.value()?;
                 config.max_sessions = value.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
@@ -181,13 +192,19 @@ pub fn parse_serve_args(
             _ => return Err(word.unexpected()),
         }
     }
-    config.token = config
-        .token
-        .map(|t| t.trim().to_owned())
-        .filter(|t| !t.is_empty());
-    if config.token.is_none() && !config.listen.ip().is_loopback() {
+    if let Some(path) = tokens_file {
+        config.tokens = read_tokens_file(&path).map_err(Usage)?;
+    }
+    if let Some(secret) = token.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty()) {
+        let single = NamedToken {
+            name: DEFAULT_TOKEN_NAME.to_owned(),
+            secret,
+        };
+        add_token(&mut config.tokens, single).map_err(Usage)?;
+    }
+    if config.tokens.is_empty() && !config.listen.ip().is_loopback() {
         return Err(Usage(format!(
-            "refusing to listen on {} without a token: anyone who can reach it could run and approve tool calls; pass --token or set {TOKEN_ENV}",
+            "refusing to listen on {} without a token: anyone who can reach it could run and approve tool calls; pass --token or --tokens-file, or set {TOKEN_ENV}",
             config.listen
         )));
     }

@@ -6,7 +6,8 @@
 //! server's database), with its handler in a module of its own (as `rest` and `page` are). Adding
 //! a mount: nothing here; a server in the registry is mounted by `serve` when asked for.
 //!
-//! Guarantees: every request has been admitted ([`super::admission`]) and its body read within
+//! Guarantees: every request has been admitted ([`super::admission`]) and carries its
+//! [`Caller`] in its extensions (read it with [`Caller::of`]) and its body read within
 //! [`super::MAX_BODY_BYTES`] before a route sees it; a route that touches the database runs on the
 //! blocking pool.
 //! Must never: answer a path it does not own (an unknown path is a 404 naming it).
@@ -21,6 +22,7 @@ use hyper::body::Incoming;
 use serde_json::json;
 
 use super::admission::Admission;
+use super::caller::Caller;
 use super::{MAX_BODY_BYTES, error, page, rest};
 use crate::binding::ServerKind;
 use crate::db::Db;
@@ -56,10 +58,12 @@ pub struct State {
 impl State {
     /// Admits `request`, reads its body within the limit, and routes it.
     pub async fn answer(self: Arc<Self>, request: Request<Incoming>) -> HttpResponse {
-        if let Err(refused) = self.admission.admit(&request) {
-            return *refused;
-        }
-        let (parts, body) = request.into_parts();
+        let caller = match self.admission.admit(&request) {
+            Ok(caller) => caller,
+            Err(refused) => return *refused,
+        };
+        let (mut parts, body) = request.into_parts();
+        parts.extensions.insert(caller);
         let body = match mcp_http::collect_limited(&parts.headers, body, MAX_BODY_BYTES).await {
             Ok(body) => body,
             Err(response) => return *response,
@@ -91,10 +95,11 @@ impl State {
             (Method::GET, p, Some(_)) if page::is_page(p) || page::is_asset(p) => page::response(p),
             (method, p, Some(db)) if p == "/api/tools" || p.starts_with("/api/tools/") => {
                 let query = request.uri().query().map(str::to_owned);
+                let caller = Caller::of(&request);
                 let body = request.into_body();
                 let p = p.to_owned();
                 tokio::task::spawn_blocking(move || {
-                    rest::tools_route(&db, &method, &p, query.as_deref(), &body)
+                    rest::tools_route(&db, &caller, &method, &p, query.as_deref(), &body)
                 })
                 .await
                 .unwrap_or_else(|e| error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()))
