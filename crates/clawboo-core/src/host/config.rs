@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use super::binding::SigningMode;
 use super::caller::{DEFAULT_TOKEN_NAME, NamedToken, add_token, read_tokens_file};
+use super::limits::Limits;
 use crate::args::{Args, Usage, Word};
 use crate::binding::ServerKind;
 use crate::mcp::http as mcp_http;
@@ -37,7 +38,7 @@ pub const DEFAULT_SESSION_IDLE: Duration = mcp_http::DEFAULT_SESSION_IDLE;
 pub const DEFAULT_MAX_SESSIONS: usize = mcp_http::DEFAULT_MAX_SESSIONS;
 
 /// The `serve` flags, as its help shows them: `(flag, meaning)`.
-pub const SERVE_FLAGS: [(&str, &str); 9] = [
+pub const SERVE_FLAGS: [(&str, &str); 14] = [
     (
         "--all",
         "mount every server (ClawBrain only with a vault), the /api/tools REST routes and the approvals page",
@@ -61,6 +62,26 @@ pub const SERVE_FLAGS: [(&str, &str); 9] = [
     (
         "--session-idle SECS",
         "end a session idle this long (default 1800)",
+    ),
+    (
+        "--max-connections N",
+        "the most open connections; one more gets 503 (default 512)",
+    ),
+    (
+        "--request-timeout SECS",
+        "time to send a request's headers, then its body (default 30; streams out are not bounded)",
+    ),
+    (
+        "--keep-alive SECS",
+        "close a connection idle this long between requests (default 75)",
+    ),
+    (
+        "--rate-limit N",
+        "calls per second per token on /api/ (bursts of 2N; 429 with Retry-After; 0: off; default 100)",
+    ),
+    (
+        "--shutdown-grace SECS",
+        "at SIGTERM, how long in-flight calls may finish (default 10)",
     ),
     (
         "--allow-host NAME",
@@ -99,6 +120,8 @@ pub struct HostConfig {
     pub binding_key: Option<String>,
     /// ClawBrain's vault, if the host names one.
     pub vault: Option<PathBuf>,
+    /// What clients may cost the host.
+    pub limits: Limits,
 }
 
 impl std::fmt::Display for HostConfig {
@@ -152,6 +175,7 @@ pub fn parse_serve_args(
         db_path,
         binding_key: env.binding_key,
         vault: env.vault.map(PathBuf::from),
+        limits: Limits::default(),
     };
     let mut token = env.token;
     let mut tokens_file = env.tokens_file.map(PathBuf::from);
@@ -170,22 +194,15 @@ pub fn parse_serve_args(
             }
             "--token" => token = Some(args.value()?),
             "--tokens-file" => tokens_file = Some(PathBuf::from(args.value()?)),
-            "--max-sessions" => {
-                let value = args.value()?;
-                config.max_sessions = value.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
-                    Usage(format!(
-                        "--max-sessions needs a positive whole number, got {value:?}"
-                    ))
-                })?
-            }
-            "--session-idle" => {
-                let value = args.value()?;
-                let secs: u64 = value.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
-                    Usage(format!(
-                        "--session-idle needs a positive number of seconds, got {value:?}"
-                    ))
-                })?;
-                config.session_idle = Duration::from_secs(secs)
+            "--max-sessions" => config.max_sessions = whole(&mut args, flag, 1)?,
+            "--session-idle" => config.session_idle = secs(&mut args, flag)?,
+            "--max-connections" => config.limits.max_connections = whole(&mut args, flag, 1)?,
+            "--request-timeout" => config.limits.request_timeout = secs(&mut args, flag)?,
+            "--keep-alive" => config.limits.keep_alive = secs(&mut args, flag)?,
+            "--shutdown-grace" => config.limits.shutdown_grace = secs(&mut args, flag)?,
+            "--rate-limit" => {
+                config.limits.rate_per_sec = u32::try_from(whole(&mut args, flag, 0)?)
+                    .map_err(|_| Usage(format!("{flag} is too large")))?
             }
             "--allow-host" => config.extra_hosts.push(args.value()?),
             "--vault" => config.vault = Some(PathBuf::from(args.value()?)),
@@ -209,6 +226,34 @@ pub fn parse_serve_args(
         )));
     }
     Ok(Some(config))
+}
+
+/// The value of `flag`: a whole number of at least `min`.
+fn whole(args: &mut Args, flag: &str, min: usize) -> Result<usize, Usage> {
+    let value = args.value()?;
+    value.parse().ok().filter(|n| *n >= min).ok_or_else(|| {
+        let what = if min == 0 {
+            "a whole number"
+        } else {
+            "a positive whole number"
+        };
+        Usage(format!("{flag} needs {what}, got {value:?}"))
+    })
+}
+
+/// The value of `flag`: a positive number of seconds.
+fn secs(args: &mut Args, flag: &str) -> Result<Duration, Usage> {
+    let value = args.value()?;
+    value
+        .parse()
+        .ok()
+        .filter(|n| *n > 0)
+        .map(Duration::from_secs)
+        .ok_or_else(|| {
+            Usage(format!(
+                "{flag} needs a positive number of seconds, got {value:?}"
+            ))
+        })
 }
 
 #[cfg(test)]

@@ -7,7 +7,9 @@
 //! may connect (`Host`/`Origin` against DNS rebinding, the bearer tokens) and yields the request's
 //! [`Caller`] (`caller`: named tokens, the one place a route reads "who" from); `routes` answers an
 //! admitted request (the mounts first, then the host's own routes; adding a route is one arm
-//! there); `listener` accepts connections, sweeps idle sessions and shuts down; `binding` checks a
+//! there); `limits` is what a client may cost (connection cap, deadlines, keep-alive, header
+//! sizes, rate limit, shutdown grace); `listener` accepts connections within them, sweeps idle
+//! sessions and shuts down gracefully; `binding` checks a
 //! session's URL binding and its signature; `rest` and `page` are the tools server's operator
 //! surface.
 //!
@@ -26,6 +28,7 @@ mod admission;
 mod binding;
 mod caller;
 mod config;
+mod limits;
 mod listener;
 mod page;
 mod rest;
@@ -113,6 +116,8 @@ pub async fn bind(config: HostConfig) -> Result<Host, String> {
             db,
             db_path: config.db_path,
             key: Some(key),
+            limits: config.limits,
+            rate: limits::RateLimiter::new(config.limits.rate_per_sec),
         }),
         unmounted,
     })
