@@ -217,6 +217,7 @@ impl Scope {
 pub struct Binding {
     server: ServerKind,
     values: Vec<(Field, String)>,
+    token_name: Option<String>,
 }
 
 impl Binding {
@@ -230,7 +231,11 @@ impl Binding {
         if server == ServerKind::Teamchat && values.len() < server.fields().len() {
             values.clear();
         }
-        Self { server, values }
+        Self {
+            server,
+            values,
+            token_name: None,
+        }
     }
 
     /// `server`'s binding in this process's environment (stdio).
@@ -258,6 +263,18 @@ impl Binding {
     /// Whether no field is set (an unbound session).
     pub fn is_unbound(&self) -> bool {
         self.values.is_empty()
+    }
+
+    /// This binding for a session opened with the HTTP token named `name` (the host's
+    /// `Caller`); not a binding field: it names who connected, not whom the session acts for.
+    pub(crate) fn with_token_name(mut self, name: &str) -> Self {
+        self.token_name = Some(name.to_owned());
+        self
+    }
+
+    /// The name of the HTTP token the session was opened with, if any.
+    pub(crate) fn token_name(&self) -> Option<&str> {
+        self.token_name.as_deref()
     }
 
     /// The value of `field`, if bound.

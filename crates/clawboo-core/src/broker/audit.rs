@@ -49,6 +49,8 @@ pub struct Actor<'a> {
     pub agent_id: Option<&'a str>,
     /// The tenant, if known.
     pub tenant_id: Option<&'a str>,
+    /// The name of the HTTP token the call came in with (`tool_call_audit.caller`, ours).
+    pub caller: Option<&'a str>,
 }
 
 /// One audit row, as the REST surface shows it (camelCase; `isError` is 0 or 1).
@@ -77,6 +79,9 @@ pub struct AuditRow {
     pub tenant_id: Option<String>,
     /// Milliseconds since the epoch.
     pub created_at: i64,
+    /// Ours, shown only when set: the name of the HTTP token the call came in with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub caller: Option<String>,
 }
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<AuditRow> {
@@ -91,6 +96,7 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<AuditRow> {
         is_error: row.get("is_error")?,
         tenant_id: row.get("tenant_id")?,
         created_at: row.get("created_at")?,
+        caller: row.get("caller")?,
     })
 }
 
@@ -105,8 +111,8 @@ pub fn write_before(
 ) -> rusqlite::Result<()> {
     conn.execute(
         "INSERT INTO tool_call_audit (id, tool_name, agent_id, phase, decision, args_summary,
-             result_summary, is_error, tenant_id, created_at)
-         VALUES (?1, ?2, ?3, 'before', ?4, ?5, ?6, 0, ?7, ?8)",
+             result_summary, is_error, tenant_id, created_at, caller)
+         VALUES (?1, ?2, ?3, 'before', ?4, ?5, ?6, 0, ?7, ?8, ?9)",
         params![
             new_id(),
             tool_name,
@@ -115,7 +121,8 @@ pub fn write_before(
             summary::args_summary(args),
             note.map(summary::result_summary),
             actor.tenant_id,
-            conn.now_ms()
+            conn.now_ms(),
+            actor.caller
         ],
     )?;
     Ok(())
@@ -157,8 +164,8 @@ fn insert_after(
 ) -> rusqlite::Result<()> {
     conn.execute(
         "INSERT INTO tool_call_audit (id, tool_name, agent_id, phase, decision, args_summary,
-             result_summary, is_error, tenant_id, created_at)
-         VALUES (?1, ?2, ?3, 'after', ?4, NULL, ?5, ?6, ?7, ?8)",
+             result_summary, is_error, tenant_id, created_at, caller)
+         VALUES (?1, ?2, ?3, 'after', ?4, NULL, ?5, ?6, ?7, ?8, ?9)",
         params![
             new_id(),
             tool_name,
@@ -167,7 +174,8 @@ fn insert_after(
             summary::result_summary(text),
             i64::from(is_error),
             actor.tenant_id,
-            conn.now_ms()
+            conn.now_ms(),
+            actor.caller
         ],
     )?;
     Ok(())
@@ -204,7 +212,7 @@ pub fn list(
 ) -> rusqlite::Result<Vec<AuditRow>> {
     let mut stmt = conn.prepare_cached(
         "SELECT id, tool_name, agent_id, phase, decision, args_summary, result_summary, is_error,
-                tenant_id, created_at
+                tenant_id, created_at, caller
          FROM tool_call_audit
          WHERE ?1 IS NULL OR tool_name = ?1
          ORDER BY created_at DESC, rowid DESC
@@ -227,6 +235,7 @@ mod tests {
         let actor = Actor {
             agent_id: Some("a1"),
             tenant_id: None,
+            caller: None,
         };
         let args = json!({"message": "key sk-abcdef1234567890"});
         write_before(&conn, "echo", actor, Decision::Allow, &args, None).unwrap();

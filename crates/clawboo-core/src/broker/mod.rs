@@ -100,5 +100,23 @@ CREATE INDEX IF NOT EXISTS idx_tool_notes_created ON tool_notes (created_at);
             column: "heartbeat_until",
             definition: "INTEGER",
         },
+        // Ours, nullable: the name of the HTTP host's token a call came in with (`host::caller`),
+        // on its audit rows and its approval request, and the token that resolved an approval.
+        // Empty for stdio and for the reference's writers.
+        Step::AddColumn {
+            table: "tool_call_audit",
+            column: "caller",
+            definition: "TEXT",
+        },
+        Step::AddColumn {
+            table: "tool_call_approvals",
+            column: "caller",
+            definition: "TEXT",
+        },
+        Step::AddColumn {
+            table: "tool_call_approvals",
+            column: "resolved_by",
+            definition: "TEXT",
+        },
     ],
 };

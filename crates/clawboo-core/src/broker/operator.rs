@@ -77,9 +77,14 @@ pub fn pending_approvals(db: &Db) -> rusqlite::Result<Vec<ApprovalRow>> {
 
 /// Records a person's decision on approval `id` (see [`approvals::resolve`]: a repeat of the
 /// decision the row holds is `changed: false`, another decision a conflict); every row in the
-/// answer is masked.
-pub fn resolve(db: &Db, id: &str, resolution: Resolution) -> Result<Resolved, ResolveError> {
-    match approvals::resolve(&db.conn(), id, resolution) {
+/// answer is masked. `by` is who decided, as the row records it.
+pub fn resolve(
+    db: &Db,
+    id: &str,
+    resolution: Resolution,
+    by: &str,
+) -> Result<Resolved, ResolveError> {
+    match approvals::resolve(&db.conn(), id, resolution, by) {
         Ok(resolved) => Ok(Resolved {
             row: shown_approval(resolved.row),
             changed: resolved.changed,

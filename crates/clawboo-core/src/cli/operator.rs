@@ -318,37 +318,38 @@ fn pending(db: &Db, json: bool) -> rusqlite::Result<Report> {
 }
 
 fn resolve(db: &Db, id: &str, resolution: Resolution, json: bool) -> rusqlite::Result<Report> {
-    let (row, text) = match queries::resolve(db, id, resolution) {
-        Ok(Resolved { row, changed: true }) => {
-            let text = recorded_text(&row, resolution);
-            (row, text)
-        }
-        Ok(Resolved {
-            row,
-            changed: false,
-        }) => {
-            let text = format!(
-                "approval {} ({}) was already resolved as {}{}; nothing changed",
-                row.id,
-                row.tool_name,
-                row.status,
-                at(row.resolved_at)
-            );
-            (row, text)
-        }
-        Err(ResolveError::NotFound { .. }) => {
-            let message = if json {
-                "approval not found".to_owned()
-            } else {
-                format!("no approval with id {id:?}; `approvals` lists the pending ones")
-            };
-            return Ok(failure(json, &message));
-        }
-        Err(ResolveError::Conflict { row, asked }) => {
-            return Ok(conflict(&row, asked, json));
-        }
-        Err(ResolveError::Db(e)) => return Err(e),
-    };
+    let (row, text) =
+        match queries::resolve(db, id, resolution, crate::host::Caller::LOCAL_OPERATOR) {
+            Ok(Resolved { row, changed: true }) => {
+                let text = recorded_text(&row, resolution);
+                (row, text)
+            }
+            Ok(Resolved {
+                row,
+                changed: false,
+            }) => {
+                let text = format!(
+                    "approval {} ({}) was already resolved as {}{}; nothing changed",
+                    row.id,
+                    row.tool_name,
+                    row.status,
+                    at(row.resolved_at)
+                );
+                (row, text)
+            }
+            Err(ResolveError::NotFound { .. }) => {
+                let message = if json {
+                    "approval not found".to_owned()
+                } else {
+                    format!("no approval with id {id:?}; `approvals` lists the pending ones")
+                };
+                return Ok(failure(json, &message));
+            }
+            Err(ResolveError::Conflict { row, asked }) => {
+                return Ok(conflict(&row, asked, json));
+            }
+            Err(ResolveError::Db(e)) => return Err(e),
+        };
     let out = if json {
         line(&json!({ "ok": true, "approval": row }))
     } else {

@@ -52,6 +52,7 @@ use rusqlite::{Connection, ErrorCode};
 
 use crate::binding::DB_PATH_ENV;
 
+pub mod backup;
 pub mod watch;
 
 pub use watch::{Changes, Check, Hangup};

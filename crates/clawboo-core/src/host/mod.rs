@@ -4,9 +4,12 @@
 //! One concern per module: `config` reads `serve`'s flags and environment into a [`HostConfig`];
 //! [`bind`] (here) assembles a host from it: the listener, the admission rules, one mount per
 //! server the registry can build here, and the state the routes share; `admission` decides who
-//! may connect (`Host`/`Origin` against DNS rebinding, the bearer token); `routes` answers an
+//! may connect (`Host`/`Origin` against DNS rebinding, the bearer tokens) and yields the request's
+//! [`Caller`] (`caller`: named tokens, the one place a route reads "who" from); `routes` answers an
 //! admitted request (the mounts first, then the host's own routes; adding a route is one arm
-//! there); `listener` accepts connections, sweeps idle sessions and shuts down; `binding` checks a
+//! there); `limits` is what a client may cost (connection cap, deadlines, keep-alive, header
+//! sizes, rate limit, shutdown grace); `listener` accepts connections within them, sweeps idle
+//! sessions and shuts down gracefully; `binding` checks a
 //! session's URL binding and its signature; `rest` and `page` are the tools server's operator
 //! surface.
 //!
@@ -23,7 +26,9 @@
 
 mod admission;
 mod binding;
+mod caller;
 mod config;
+mod limits;
 mod listener;
 mod page;
 mod rest;
@@ -45,6 +50,7 @@ use crate::servers::Embeddings;
 use crate::servers::registry::{self, Context};
 use crate::signature::BindingKey;
 
+pub use caller::{Caller, TOKENS_FILE_ENV, new_token_line};
 pub use config::{
     DEFAULT_PORT, HostConfig, SERVE_FLAGS, ServeEnv, TOKEN_ENV, VAULT_ENV, parse_serve_args,
 };
@@ -62,7 +68,11 @@ pub async fn bind(config: HostConfig) -> Result<Host, String> {
     let addr = listener
         .local_addr()
         .map_err(|e| format!("cannot read the bound address: {e}"))?;
-    let admission = admission::Admission::new(addr, config.token.clone(), &config.extra_hosts);
+    let admission = admission::Admission::new(
+        addr,
+        caller::Tokens::new(&config.tokens),
+        &config.extra_hosts,
+    );
     let options = HttpOptions {
         allowed_hosts: admission.allowed_hosts().to_vec(),
         allowed_origins: admission.allowed_origins(),
@@ -106,6 +116,8 @@ pub async fn bind(config: HostConfig) -> Result<Host, String> {
             db,
             db_path: config.db_path,
             key: Some(key),
+            limits: config.limits,
+            rate: limits::RateLimiter::new(config.limits.rate_per_sec),
         }),
         unmounted,
     })
@@ -127,7 +139,9 @@ fn mount(
     let verifier = Arc::clone(verifier);
     McpHttpService::with_options(
         move |parts| {
-            let binding = verifier.binding(kind, parts.uri.query())?;
+            let binding = verifier
+                .binding(kind, parts.uri.query())?
+                .with_token_name(Caller::of_parts(&parts.extensions).name());
             registry::build(kind, &context, &binding).map_err(|e| Refusal::internal(e.to_string()))
         },
         options.clone(),

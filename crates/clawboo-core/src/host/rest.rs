@@ -9,7 +9,8 @@
 //!
 //! Decisions beyond the reference: every summary in every response is masked again for display,
 //! the resolve answer included (the reference returned it as stored); a resolve that conflicts
-//! with the row's end (another decision, or expired) answers 200 with the row as it is; `limit` must be a whole number
+//! with the row's end (another decision, or expired) answers 200 with the row as it is; a
+//! resolve records the request's [`Caller`] as `resolvedBy`; `limit` must be a whole number
 //! (the reference's `Number()` quirks are not kept) and an unknown `runtime`/`transport` is a 400
 //! like an unknown `server`.
 //!
@@ -21,6 +22,7 @@ use std::path::Path;
 use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
+use super::caller::Caller;
 use super::error;
 use crate::attach::{self, AttachRequest, Runtime, Transport};
 use crate::binding::{Scope, ServerKind};
@@ -44,6 +46,7 @@ fn ok(body: Value) -> HttpResponse {
 /// The `/api/tools/…` routes that touch the database (run on the blocking pool).
 pub fn tools_route(
     db: &Db,
+    caller: &Caller,
     method: &Method,
     path: &str,
     query: Option<&str>,
@@ -60,7 +63,7 @@ pub fn tools_route(
             .and_then(|rest| rest.strip_suffix("/resolve"))
             .filter(|id| !id.is_empty() && !id.contains('/'))
         {
-            Some(id) => resolve(db, id, body),
+            Some(id) => resolve(db, caller, id, body),
             None => return error(StatusCode::NOT_FOUND, &format!("no route for {p}")),
         },
         (_, p) => return error(StatusCode::NOT_FOUND, &format!("no route for {p}")),
@@ -122,13 +125,13 @@ fn parse_decision(body: &[u8]) -> Result<Resolution, Box<HttpResponse>> {
     }
 }
 
-fn resolve(db: &Db, id: &str, body: &[u8]) -> rusqlite::Result<HttpResponse> {
+fn resolve(db: &Db, caller: &Caller, id: &str, body: &[u8]) -> rusqlite::Result<HttpResponse> {
     let resolution = match parse_decision(body) {
         Ok(resolution) => resolution,
         Err(response) => return Ok(*response),
     };
     // Seed 003: the first decision wins, and a row that already ended is answered 200 as it is.
-    let row = match operator::resolve(db, id, resolution) {
+    let row = match operator::resolve(db, id, resolution, caller.name()) {
         Ok(Resolved { row, .. }) => row,
         Err(ResolveError::Conflict { row, .. }) => *row,
         Err(ResolveError::NotFound { .. }) => {

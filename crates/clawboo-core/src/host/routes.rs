@@ -6,8 +6,10 @@
 //! server's database), with its handler in a module of its own (as `rest` and `page` are). Adding
 //! a mount: nothing here; a server in the registry is mounted by `serve` when asked for.
 //!
-//! Guarantees: every request has been admitted ([`super::admission`]) and its body read within
-//! [`super::MAX_BODY_BYTES`] before a route sees it; a route that touches the database runs on the
+//! Guarantees: every request has been admitted ([`super::admission`]) and carries its
+//! [`Caller`] in its extensions (read it with [`Caller::of`]), has passed its caller's rate limit
+//! (429 with `Retry-After` otherwise), and its body was read within [`super::MAX_BODY_BYTES`] and
+//! the request deadline (408 and `Connection: close` otherwise) before a route sees it; a route that touches the database runs on the
 //! blocking pool.
 //! Must never: answer a path it does not own (an unknown path is a 404 naming it).
 
@@ -16,11 +18,15 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use http::{Method, Request, StatusCode};
+use std::time::{Duration, Instant};
+
+use http::{HeaderValue, Method, Request, StatusCode, header};
 use hyper::body::Incoming;
 use serde_json::json;
 
 use super::admission::Admission;
+use super::caller::Caller;
+use super::limits::{self, Limits, RateLimiter};
 use super::{MAX_BODY_BYTES, error, page, rest};
 use crate::binding::ServerKind;
 use crate::db::Db;
@@ -51,18 +57,53 @@ pub struct State {
     pub db_path: PathBuf,
     /// The install's binding key, which signs `/api/mcp/config`'s URLs.
     pub key: Option<BindingKey>,
+    /// What clients may cost the host.
+    pub limits: Limits,
+    /// The per-caller rate limit.
+    pub rate: RateLimiter,
+}
+
+/// 429 with `Retry-After` in whole seconds (at least 1).
+fn too_many(wait: Duration) -> HttpResponse {
+    let mut response = error(
+        StatusCode::TOO_MANY_REQUESTS,
+        "rate limit: too many calls with this token; retry after the time in Retry-After",
+    );
+    let secs = wait.as_secs_f64().ceil().max(1.0) as u64;
+    if let Ok(value) = HeaderValue::from_str(&secs.to_string()) {
+        response.headers_mut().insert(header::RETRY_AFTER, value);
+    }
+    response
 }
 
 impl State {
     /// Admits `request`, reads its body within the limit, and routes it.
     pub async fn answer(self: Arc<Self>, request: Request<Incoming>) -> HttpResponse {
-        if let Err(refused) = self.admission.admit(&request) {
-            return *refused;
+        let caller = match self.admission.admit(&request) {
+            Ok(caller) => caller,
+            Err(refused) => return *refused,
+        };
+        if limits::is_rated(request.uri().path())
+            && let Err(wait) = self.rate.take(caller.name(), Instant::now())
+        {
+            return too_many(wait);
         }
-        let (parts, body) = request.into_parts();
-        let body = match mcp_http::collect_limited(&parts.headers, body, MAX_BODY_BYTES).await {
-            Ok(body) => body,
-            Err(response) => return *response,
+        let (mut parts, body) = request.into_parts();
+        parts.extensions.insert(caller);
+        let collect = mcp_http::collect_limited(&parts.headers, body, MAX_BODY_BYTES);
+        let body = match tokio::time::timeout(self.limits.request_timeout, collect).await {
+            Ok(Ok(body)) => body,
+            Ok(Err(response)) => return *response,
+            Err(_) => {
+                let mut response = error(
+                    StatusCode::REQUEST_TIMEOUT,
+                    "the request body did not arrive in time",
+                );
+                response
+                    .headers_mut()
+                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
+                return response;
+            }
         };
         self.route(Request::from_parts(parts, body)).await
     }
@@ -91,10 +132,11 @@ impl State {
             (Method::GET, p, Some(_)) if page::is_page(p) || page::is_asset(p) => page::response(p),
             (method, p, Some(db)) if p == "/api/tools" || p.starts_with("/api/tools/") => {
                 let query = request.uri().query().map(str::to_owned);
+                let caller = Caller::of(&request);
                 let body = request.into_body();
                 let p = p.to_owned();
                 tokio::task::spawn_blocking(move || {
-                    rest::tools_route(&db, &method, &p, query.as_deref(), &body)
+                    rest::tools_route(&db, &caller, &method, &p, query.as_deref(), &body)
                 })
                 .await
                 .unwrap_or_else(|e| error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()))

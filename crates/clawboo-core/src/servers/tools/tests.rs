@@ -116,7 +116,7 @@ fn an_approved_destructive_call_completes_and_a_denied_one_carries_approval_deny
                 loop {
                     let conn = s.state().broker().db().conn();
                     if let Some(row) = approvals::list_pending(&conn).unwrap().pop() {
-                        approvals::resolve(&conn, &row.id, resolution).unwrap();
+                        approvals::resolve(&conn, &row.id, resolution, "tester").unwrap();
                         return;
                     }
                     drop(conn);
