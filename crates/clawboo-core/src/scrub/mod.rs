@@ -177,26 +177,7 @@ fn key_body_len(text: &str) -> usize {
     let b = text.as_bytes();
     let mut len = 0;
     while len < b.len() {
-        // The next line: up to a real newline or a written one (`\n`, `\r\n`, or escaped
-        // again inside a JSON string, `\\n`).
-        let mut end = len;
-        let mut sep = 0;
-        while end < b.len() {
-            if b[end] == b'\n' {
-                sep = 1;
-                break;
-            }
-            if b[end] == b'\\' {
-                let slashes = b[end..].iter().take_while(|&&c| c == b'\\').count();
-                if matches!(b.get(end + slashes), Some(b'n' | b'r')) {
-                    sep = slashes + 1;
-                    break;
-                }
-                end += slashes;
-                continue;
-            }
-            end += 1;
-        }
+        let (end, sep) = line_end(b, len);
         let body = text[len..end].trim();
         let is_body = body.is_empty()
             || (body.contains(": ") && !body.contains(". "))
@@ -212,6 +193,25 @@ fn key_body_len(text: &str) -> usize {
         }
     }
     len
+}
+
+/// The end of the line that starts at `from`, and the length of the newline that ends it: a real
+/// one, or a written one (`\n`, `\r`, or escaped again inside a JSON string, `\\n`); `(len, 0)`
+/// at the end of the text.
+fn line_end(b: &[u8], from: usize) -> (usize, usize) {
+    let mut at = from;
+    while let Some(p) = b[at..].iter().position(|&c| c == b'\n' || c == b'\\') {
+        at += p;
+        if b[at] == b'\n' {
+            return (at, 1);
+        }
+        let slashes = b[at..].iter().take_while(|&&c| c == b'\\').count();
+        if matches!(b.get(at + slashes), Some(b'n' | b'r')) {
+            return (at, slashes + 1);
+        }
+        at += slashes;
+    }
+    (b.len(), 0)
 }
 
 /// Whether already-scrubbed text held nothing but secrets: it is not blank, and removing every
