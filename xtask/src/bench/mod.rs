@@ -4,19 +4,23 @@
 //! `tools/list` answered) per server; round trips per second of `get_task` and `memory_search` on
 //! one connection; claims per second with 8 processes racing over 1000 tasks (and the proof that
 //! each task was won exactly once); `memory_search` latency with 10k and 100k facts; peak RSS per
-//! server after a burst of its typical calls; from `corpus`, pipelined `ping` throughput,
-//! `memory_save` rate and memory search on a realistic corpus; the scrubber's throughput
+//! server after a burst of its typical calls; from `realistic`, pipelined `ping` throughput,
+//! `memory_save` rate and memory search on a realistic corpus (latency, recall@10 per kind of
+//! query, the first query of a fresh process, vector and hybrid, and a million facts); the
+//! scrubber's throughput
 //! ([`scrub`]); ClawBrain's search and store ([`clawbrain`]); 16 sessions
 //! over HTTP against 16 stdio processes ([`http`]). Prints a table and writes
 //! `target/bench/bench.json`.
 //!
 //! `--vs 'COMMAND'` (repeatable) runs a comparison stdio MCP server (e.g. the reference's bin) in the
 //! same invocation, alternating runs with ours, on the same database files, for every benchmark
-//! whose tools it lists, and prints the ratios. `--quick` shrinks every workload for a smoke run.
+//! whose tools it lists, and prints the ratios. `--quick` shrinks every workload for a smoke run
+//! (and leaves out the million facts). `--memory` runs the memory search rows only.
 //!
 //! This module runs the benchmarks and reports them (the table and `bench.json`); the workloads
 //! live beside it: `stdio` (cold start, round trips, the claim race, peak RSS), `facts` (the
-//! synthetic memory worst case), `corpus` (the realistic corpus), `http`, `clawbrain`, `scrub`.
+//! synthetic memory worst case), `corpus` (the realistic corpus and its queries), `realistic` (the
+//! rows over it, or over any corpus of facts and queries-with-kinds), `http`, `clawbrain`, `scrub`.
 //!
 //! Must never: assert on a time; a benchmark reports, tests decide.
 
@@ -33,6 +37,7 @@ mod clawbrain;
 mod corpus;
 mod facts;
 mod http;
+mod realistic;
 pub mod scrub;
 mod stdio;
 
@@ -143,14 +148,26 @@ impl Row {
     }
 }
 
-/// `cargo xtask bench [--quick] [--vs 'COMMAND']...`.
+/// The usage line of `cargo xtask bench`.
+const USAGE: &str = "usage: cargo xtask bench [--quick] [--memory] [--vs 'COMMAND']...
+  --quick           shrink every workload for a smoke run (no million-fact store)
+  --memory          only the memory_search rows (synthetic and realistic corpora, a million facts)
+  --vs 'COMMAND'    also run this stdio MCP server, alternating with ours (repeatable)";
+
+/// `cargo xtask bench [--quick] [--memory] [--vs 'COMMAND']...`.
 pub fn run(args: &[String]) -> anyhow::Result<()> {
     let mut quick = false;
+    let mut memory_only = false;
     let mut vs = Vec::new();
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
         match arg.as_str() {
             "--quick" => quick = true,
+            "--memory" => memory_only = true,
+            "--help" | "-h" => {
+                println!("{USAGE}");
+                return Ok(());
+            }
             "--vs" => vs.push(Subject::Vs(
                 rest.next()
                     .ok_or_else(|| crate::usage("--vs needs a command".into()))?
@@ -158,7 +175,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
             )),
             other => {
                 return Err(crate::usage(format!(
-                    "unexpected argument {other:?}; usage: cargo xtask bench [--quick] [--vs 'COMMAND']..."
+                    "unexpected argument {other:?}; {USAGE}"
                 )));
             }
         }
@@ -170,48 +187,9 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     let started = Instant::now();
     let mut rows = Vec::new();
 
-    for (bin, _, _) in EXPECTED {
-        let tool = first_tool_of(bin)?;
-        rows.push(measure(
-            &subjects,
-            &format!("cold start {bin}"),
-            "ms",
-            sizes.cold_runs,
-            |s| cold_start(s, bin, tool.as_deref()),
-        )?);
+    if !memory_only {
+        server_rows(&subjects, &sizes, &mut rows)?;
     }
-    rows.push(measure(
-        &subjects,
-        "get_task round trips",
-        "calls/s",
-        sizes.round_trip_runs,
-        |s| get_task_rate(s, sizes.round_trip_calls),
-    )?);
-    let per_session = (sizes.round_trip_calls / 10).max(10);
-    rows.push(measure(
-        &subjects,
-        &format!("get_task, {} HTTP sessions", http::SESSIONS),
-        "calls/s",
-        sizes.round_trip_runs,
-        |s| match s {
-            Subject::Ours => http::http_rate(per_session),
-            Subject::Vs(_) => Ok(None),
-        },
-    )?);
-    rows.push(measure(
-        &subjects,
-        &format!("get_task, {} stdio processes", http::SESSIONS),
-        "calls/s",
-        sizes.round_trip_runs,
-        |s| http::stdio_rate(|db| s.spawn("clawboo-mcp-tasks", db), per_session),
-    )?);
-    rows.push(measure(
-        &subjects,
-        &format!("claims, {RACERS} processes x {} tasks", sizes.race_tasks),
-        "claims/s",
-        sizes.race_runs,
-        |s| race(s, sizes.race_tasks),
-    )?);
     for &count in &sizes.fact_counts {
         let dir = TempDir::new("bench-facts");
         seed_facts(&dir.db_path(), count)?;
@@ -232,23 +210,11 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
             )?);
         }
     }
-    corpus::add_rows(&subjects, quick, &mut rows)?;
-    for (bin, _, _) in EXPECTED {
-        rows.push(measure(
-            &subjects,
-            &format!("peak RSS {bin}, {RSS_CALLS} {}", rss_workload(bin).0),
-            "KiB",
-            1,
-            |s| peak_rss(s, bin),
-        )?);
-    }
-
-    // ClawBrain and the scrubber have no counterpart in a comparison server.
-    for (name, unit, ours) in clawbrain::figures(quick)? {
-        rows.push(Row::ours_only(&subjects, name, unit, ours));
-    }
-    for (name, unit, value) in scrub::rows(quick)? {
-        rows.push(Row::ours_only(&subjects, name, unit, Some(value)));
+    if memory_only {
+        realistic::memory_rows(&subjects, quick, &mut rows)?;
+    } else {
+        realistic::add_rows(&subjects, quick, &mut rows)?;
+        other_rows(&subjects, quick, &mut rows)?;
     }
 
     print_table(&subjects, &rows);
@@ -258,6 +224,76 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         path.display(),
         started.elapsed().as_secs_f64()
     );
+    Ok(())
+}
+
+/// Cold starts, `get_task` round trips (one session, HTTP sessions, stdio processes) and the
+/// claim race.
+fn server_rows(subjects: &[Subject], sizes: &Sizes, rows: &mut Vec<Row>) -> anyhow::Result<()> {
+    for (bin, _, _) in EXPECTED {
+        let tool = first_tool_of(bin)?;
+        rows.push(measure(
+            subjects,
+            &format!("cold start {bin}"),
+            "ms",
+            sizes.cold_runs,
+            |s| cold_start(s, bin, tool.as_deref()),
+        )?);
+    }
+    rows.push(measure(
+        subjects,
+        "get_task round trips",
+        "calls/s",
+        sizes.round_trip_runs,
+        |s| get_task_rate(s, sizes.round_trip_calls),
+    )?);
+    let per_session = (sizes.round_trip_calls / 10).max(10);
+    rows.push(measure(
+        subjects,
+        &format!("get_task, {} HTTP sessions", http::SESSIONS),
+        "calls/s",
+        sizes.round_trip_runs,
+        |s| match s {
+            Subject::Ours => http::http_rate(per_session),
+            Subject::Vs(_) => Ok(None),
+        },
+    )?);
+    rows.push(measure(
+        subjects,
+        &format!("get_task, {} stdio processes", http::SESSIONS),
+        "calls/s",
+        sizes.round_trip_runs,
+        |s| http::stdio_rate(|db| s.spawn("clawboo-mcp-tasks", db), per_session),
+    )?);
+    rows.push(measure(
+        subjects,
+        &format!("claims, {RACERS} processes x {} tasks", sizes.race_tasks),
+        "claims/s",
+        sizes.race_runs,
+        |s| race(s, sizes.race_tasks),
+    )?);
+    Ok(())
+}
+
+/// Peak RSS per server, ClawBrain's figures and the scrubber's.
+fn other_rows(subjects: &[Subject], quick: bool, rows: &mut Vec<Row>) -> anyhow::Result<()> {
+    for (bin, _, _) in EXPECTED {
+        rows.push(measure(
+            subjects,
+            &format!("peak RSS {bin}, {RSS_CALLS} {}", rss_workload(bin).0),
+            "KiB",
+            1,
+            |s| peak_rss(s, bin),
+        )?);
+    }
+
+    // ClawBrain and the scrubber have no counterpart in a comparison server.
+    for (name, unit, ours) in clawbrain::figures(quick)? {
+        rows.push(Row::ours_only(subjects, name, unit, ours));
+    }
+    for (name, unit, value) in scrub::rows(quick)? {
+        rows.push(Row::ours_only(subjects, name, unit, Some(value)));
+    }
     Ok(())
 }
 
