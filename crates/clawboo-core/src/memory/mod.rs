@@ -15,10 +15,13 @@
 //!   ([`ReadScope`]); a blank scope string is unset when a row is written and in stored rows, and
 //!   on a read it narrows (a blank team reads global entries only), as the reference documents.
 //!
-//! Two full-text indexes are kept by triggers, so any writer (ours, the reference, `sqlite3`) stays
-//! searchable: the reference's `memory_facts_fts` (default tokenizer), which we maintain but never
+//! Two full-text indexes are kept by triggers and backfilled on open, so any writer (ours, the
+//! reference, `sqlite3`) stays searchable: the reference's `memory_facts_fts` (default tokenizer),
+//! which we keep (the reference reads it, and a file must serve both implementations) but never
 //! query, and our own `clawboo_facts_fts` / `clawboo_procedures_fts` with the `porter unicode61`
-//! tokenizer (Unicode folding, diacritics removed, English stems, so `payment` finds `payments`).
+//! tokenizer (Unicode folding, diacritics removed, English stems, so `payment` finds `payments`),
+//! with `clawboo_facts_vocab` (`fts5vocab`, schema step 2) reading its stems for spelling
+//! correction. How search ranks is in `search`'s module docs.
 //!
 //! Must never: know MCP or decide scopes (the server does, from its binding); update or delete a
 //! fact or procedure (both are append-only, as in the reference); call an embedding provider while
