@@ -10,3 +10,4 @@
 //! realistic corpus), nor depend on the code it measures: it only produces text and labels.
 
 pub mod scrub;
+pub mod search;
