@@ -58,7 +58,7 @@ fn held_out_search_recall_at_10_per_kind() {
     let memory = Memory::new(db, Embedder::none());
     let scope = ReadScope::new(None, None, None);
 
-    let mut scrubbed_targets = 0;
+    let (mut scrubbed_targets, mut found_all) = (0, 0);
     for kind in QueryKind::ALL {
         let queries: Vec<_> = corpus.queries.iter().filter(|q| q.kind == kind).collect();
         let mut found = 0;
@@ -76,6 +76,7 @@ fn held_out_search_recall_at_10_per_kind() {
             });
             found += usize::from(hit);
         }
+        found_all += found;
         println!(
             "  recall@10 {:<12} {:.3}  ({found}/{})",
             kind.as_str(),
@@ -84,5 +85,10 @@ fn held_out_search_recall_at_10_per_kind() {
         );
     }
     let all = corpus.queries.len();
+    println!(
+        "  recall@10 {:<12} {:.3}  ({found_all}/{all})",
+        "all kinds",
+        found_all as f64 / all as f64
+    );
     println!("  ({scrubbed_targets} of {all} targets were changed by the scrubber when stored)");
 }

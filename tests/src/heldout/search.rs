@@ -22,7 +22,8 @@
 //! - [`QueryKind::Paraphrase`]: 3–5 of its content words with one or two replaced from a table of
 //!   technical synonyms; the synonym is not in the fact;
 //! - [`QueryKind::Question`]: a question a person would ask, by register (`how do I keep input
-//!   files with gzip?`), holding 2–4 of the fact's content words;
+//!   files with gzip?`), holding 2–3 of the fact's content words and what it is about (the command,
+//!   file, package or page);
 //! - [`QueryKind::Misspelling`]: 3–5 consecutive words with one or two typos (a swap, a dropped,
 //!   doubled or neighbouring-key letter) in words of five letters or more; a typo is never a word
 //!   of the corpus.
@@ -135,28 +136,27 @@ fn build_from(sources: &[Source], facts: usize, queries_per_kind: usize) -> anyh
     }
     let mut rng = Rng::new(SEED);
     let mut book = Book::default();
-    let mut snippets = Vec::new();
     for source in sources {
         if book.facts.len() >= facts {
             break;
         }
         for snippet in read_source(source) {
-            book.add(&snippet, 0, &mut rng);
-            snippets.push(snippet);
+            book.snippets.push(snippet);
+            book.add(book.snippets.len() - 1, 0, &mut rng);
         }
     }
     // Sources ran short: render the snippets again, in their other registers, then with context.
     let mut round = 1;
     while book.facts.len() < facts {
-        if snippets.is_empty() {
+        if book.snippets.is_empty() {
             bail!("the documentation on this machine yielded no usable text");
         }
         let before = book.facts.len();
-        for snippet in &snippets {
+        for index in 0..book.snippets.len() {
             if book.facts.len() >= facts {
                 break;
             }
-            book.add(snippet, round, &mut rng);
+            book.add(index, round, &mut rng);
         }
         if book.facts.len() == before && round > VARIANT_LIMIT {
             bail!("cannot make {facts} distinct facts from this machine's documentation");
@@ -476,11 +476,11 @@ fn man_paragraphs(src: &str) -> Option<Vec<Para>> {
                 }
                 "B" | "I" | "SM" | "SB" => text = Some(macro_args(args).join(" ")),
                 "BR" | "BI" | "IB" | "IR" | "RB" | "RI" => text = Some(macro_args(args).concat()),
-                "nf" | "EX" => {
+                "nf" | "EX" | "TS" => {
                     flush(&mut cur, &mut paras, &section);
                     nofill = true;
                 }
-                "fi" | "EE" => nofill = false,
+                "fi" | "EE" | "TE" => nofill = false,
                 "de" | "de1" | "am" | "ig" => in_def = true,
                 _ => {}
             }
@@ -571,6 +571,9 @@ fn glyph(name: &str) -> &'static str {
 /// Roff escapes to plain text: fonts and sizes dropped, glyphs named, strings and registers
 /// dropped, comments cut.
 fn unescape(line: &str) -> String {
+    if !line.contains('\\') {
+        return line.to_owned();
+    }
     let mut out = String::with_capacity(line.len());
     let mut chars = line.chars().peekable();
     let name_after = |chars: &mut std::iter::Peekable<std::str::Chars<'_>>| -> String {
@@ -1024,22 +1027,18 @@ enum Register {
     License,
 }
 
-/// What a question about a fact can name.
-#[derive(Debug, Clone)]
+/// What a fact was written from and how: its snippet (in [`Book::snippets`]) and register.
+#[derive(Debug, Clone, Copy)]
 struct Meta {
     register: Register,
-    /// The command, file, package, page or person the fact is about.
-    subject: String,
-    /// The fact's own words a question should ask about (a description, an entry, a summary).
-    about: String,
-    /// A flag or a setting name, when the fact has one.
-    handle: Option<String>,
+    snippet: usize,
 }
 
 #[derive(Default)]
 struct Book {
     facts: Vec<(String, String)>,
     meta: Vec<Meta>,
+    snippets: Vec<Snippet>,
     seen: HashSet<String>,
 }
 
@@ -1115,259 +1114,301 @@ fn main_flag(flags: &str) -> String {
 }
 
 impl Book {
-    /// Writes `snippet` as a fact: round 0 in its usual register (sometimes chat or a note), later
-    /// rounds in its other registers, then with a context suffix. Skips a content already present.
-    fn add(&mut self, snippet: &Snippet, round: usize, rng: &mut Rng) {
-        let renderings = render(snippet, rng);
+    /// Writes snippet `index` as a fact: round 0 in its usual register (sometimes another one),
+    /// later rounds in its other registers, then with a context suffix. Skips a content already
+    /// present.
+    fn add(&mut self, index: usize, round: usize, rng: &mut Rng) {
+        let snippet = &self.snippets[index];
+        let templates = templates(snippet);
         let pick = if round == 0 {
-            // Mostly the first (usual) register, sometimes another one.
+            // Mostly the usual register, sometimes another one.
             if rng.below(100) < 75 {
                 0
             } else {
-                rng.below(renderings.len())
+                rng.below(templates.len())
             }
         } else {
-            round % renderings.len()
+            round % templates.len()
         };
-        let (register, title, mut content, mut meta) = renderings[pick].clone();
-        if round >= renderings.len() {
+        let (register, title, mut content) = write(snippet, templates[pick], rng);
+        if round >= templates.len() {
             let host = rng.pick(HOSTS);
             content = format!("{content} (seen on {host}, round {round})");
         }
         if content.split_whitespace().count() < 3 || !self.seen.insert(content.clone()) {
             return;
         }
-        meta.register = register;
         self.facts.push((title, content));
-        self.meta.push(meta);
+        self.meta.push(Meta {
+            register,
+            snippet: index,
+        });
     }
 }
 
-type Rendering = (Register, String, String, Meta);
+/// One way of writing a snippet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Template {
+    NameLine,
+    NameNote,
+    OptionColon,
+    OptionPrompt,
+    OptionUse,
+    SettingDash,
+    SettingInline,
+    ProsePlain,
+    ProseDocs,
+    ProseNote,
+    ProseIssue,
+    ChangeLine,
+    ChangeBug,
+    ChangeFix,
+    ChangeBracket,
+    LicenseFiles,
+    LicenseOf,
+    Chat,
+}
 
-/// Every way `snippet` can be written, its usual register first.
-fn render(snippet: &Snippet, rng: &mut Rng) -> Vec<Rendering> {
-    let nick = *rng.pick(NICKS);
-    let channel = *rng.pick(CHANNELS);
-    let opener = *rng.pick(OPENERS);
-    let meta = |register, subject: &str, about: &str, handle: Option<&str>| Meta {
-        register,
-        subject: subject.to_owned(),
-        about: about.to_owned(),
-        handle: handle.map(str::to_owned),
-    };
-    let chat = |text: &str, subject: &str, about: &str, handle: Option<&str>| {
-        (
-            Register::Chat,
-            format!("{channel} {nick}"),
-            format!("{nick}: {opener}{}", lcfirst(text)),
-            meta(Register::Chat, subject, about, handle),
-        )
-    };
+/// The ways `snippet` can be written, its usual one first.
+fn templates(snippet: &Snippet) -> Vec<Template> {
+    use Template::*;
     match snippet {
-        Snippet::Name {
-            name,
-            section,
-            summary,
-        } => vec![
-            (
-                Register::Note,
-                name.clone(),
-                format!("{name}({section}): {summary}"),
-                meta(Register::Note, name, summary, None),
-            ),
-            (
-                Register::Note,
-                format!("what {name} is"),
-                format!("Note to self: {name} = {summary}"),
-                meta(Register::Note, name, summary, None),
-            ),
-            chat(
-                &format!("{name} is the thing to {summary}"),
-                name,
-                summary,
-                None,
-            ),
-        ],
+        Snippet::Name { .. } => vec![NameLine, NameNote, Chat],
+        Snippet::Option { .. } => vec![OptionColon, OptionPrompt, OptionUse, Chat],
+        Snippet::Setting { .. } => vec![SettingDash, SettingInline, Chat],
+        Snippet::Prose { text, .. } => {
+            let n = text.split_whitespace().count();
+            let mut out = vec![ProsePlain, ProseDocs];
+            if n <= 16 {
+                out.push(ProseNote);
+            }
+            if n <= 30 {
+                out.push(Chat);
+            }
+            let lower = text.to_lowercase();
+            if ["fail", "error", "crash", "broken", "bug"]
+                .iter()
+                .any(|w| lower.contains(w))
+            {
+                out.push(ProseIssue);
+            }
+            out
+        }
+        Snippet::Change { text, bug, .. } => {
+            let mut out = vec![ChangeLine];
+            if bug.is_some() {
+                out.push(ChangeBug);
+            }
+            if fix_rest(text).is_some() {
+                out.push(ChangeFix);
+            }
+            out.extend([ChangeBracket, Chat]);
+            out
+        }
+        Snippet::License { .. } => vec![LicenseFiles, LicenseOf],
+    }
+}
+
+/// An entry's text after a leading "Fix"/"Fixes"/"Fixed", if it opens so.
+fn fix_rest(text: &str) -> Option<&str> {
+    ["fix ", "fixes ", "fixed "].iter().find_map(|p| {
+        text.get(..p.len())
+            .is_some_and(|head| head.eq_ignore_ascii_case(p))
+            .then(|| &text[p.len()..])
+    })
+}
+
+/// The subject of a snippet (command, file, package, page), what it says, and its handle (a
+/// flag, a setting, files), as questions name them.
+fn about(snippet: &Snippet) -> (&str, &str, Option<String>) {
+    match snippet {
+        Snippet::Name { name, summary, .. } => (name, summary, None),
         Snippet::Option {
             command,
             flags,
             desc,
-        } => {
-            let flag = main_flag(flags);
-            let m = |r| meta(r, command, desc, Some(&flag));
-            vec![
-                (
-                    Register::Command,
-                    format!("{command} {flag}"),
-                    format!("{command} {flags}: {desc}"),
-                    m(Register::Command),
-                ),
-                (
-                    Register::Command,
-                    format!("{command} {flag}"),
-                    format!("$ {command} {flag} …  # {desc}"),
-                    m(Register::Command),
-                ),
-                (
-                    Register::Command,
-                    format!("{command} tip"),
-                    format!("Use `{command} {flag}`: {}", lcfirst(desc)),
-                    m(Register::Command),
-                ),
-                chat(
-                    &format!("{command} {flag} {}", lcfirst(desc)),
-                    command,
-                    desc,
-                    Some(&flag),
-                ),
-            ]
-        }
-        Snippet::Setting { file, key, desc } => {
-            let m = |r| meta(r, file, desc, Some(key));
-            let first = desc.split_whitespace().next().unwrap_or("");
-            let inline = if SETTING_VERBS.contains(&first) {
-                format!("In {file}, {key} {}", lcfirst(desc))
-            } else {
-                format!("In {file}, set {key}: {desc}")
-            };
-            vec![
-                (
-                    Register::Config,
-                    format!("{file}: {key}"),
-                    format!("{file}: {key} - {desc}"),
-                    m(Register::Config),
-                ),
-                (
-                    Register::Config,
-                    format!("{file} {key}"),
-                    inline,
-                    m(Register::Config),
-                ),
-                chat(
-                    &format!("{key} in {file}: {}", lcfirst(desc)),
-                    file,
-                    desc,
-                    Some(key),
-                ),
-            ]
-        }
-        Snippet::Prose { source, text } => {
-            let m = |r| meta(r, source, text, None);
-            let head: Vec<&str> = text.split_whitespace().take(4).collect();
-            let mut out = vec![
-                (
-                    Register::Prose,
-                    source.clone(),
-                    text.clone(),
-                    m(Register::Prose),
-                ),
-                (
-                    Register::Prose,
-                    format!("{source}: {} …", head.join(" ")),
-                    format!("From the {source} docs: {text}"),
-                    m(Register::Prose),
-                ),
-            ];
-            if text.split_whitespace().count() <= 16 {
-                out.push((
-                    Register::Note,
-                    format!("{source} note"),
-                    format!("{source}: {text}"),
-                    m(Register::Note),
-                ));
-            }
-            if text.split_whitespace().count() <= 30 {
-                out.push(chat(text, source, text, None));
-            }
-            if ["fail", "error", "crash", "broken", "bug"]
-                .iter()
-                .any(|w| text.to_lowercase().contains(w))
-            {
-                out.push((
-                    Register::Issue,
-                    format!("{source} issue"),
-                    format!("Issue ({source}): {text}"),
-                    m(Register::Issue),
-                ));
-            }
-            out
-        }
-        Snippet::Change {
-            package,
-            version,
-            text,
-            bug,
-        } => {
-            let m = |r| meta(r, package, text, None);
-            let version_note = if version.is_empty() {
-                String::new()
-            } else {
-                format!(" (in {version})")
-            };
-            let mut out = vec![(
-                Register::Issue,
-                format!("{package} {version}").trim().to_owned(),
-                format!("{package}{version_note}: {text}"),
-                m(Register::Issue),
-            )];
-            if let Some(bug) = bug {
-                out.push((
-                    Register::Issue,
-                    format!("bug #{bug}"),
-                    format!("#{bug} ({package}): {text} - closed{version_note}"),
-                    m(Register::Issue),
-                ));
-            }
-            let lower = text.to_lowercase();
-            if let Some(rest) = ["fix ", "fixes ", "fixed "]
-                .iter()
-                .find_map(|p| lower.starts_with(p).then(|| &text[p.len()..]))
-            {
-                out.push((
-                    Register::Issue,
-                    format!("{package} problem"),
-                    format!("{package} problem: {rest}, fixed{version_note}"),
-                    m(Register::Issue),
-                ));
-            }
-            out.push((
-                Register::Issue,
-                format!("{package} changelog"),
-                format!("[{package}] {text}"),
-                m(Register::Issue),
-            ));
-            out.push(chat(
-                &format!("{package}{version_note}: {text}"),
-                package,
-                text,
-                None,
-            ));
-            out
-        }
+        } => (command, desc, Some(main_flag(flags))),
+        Snippet::Setting { file, key, desc } => (file, desc, Some(key.clone())),
+        Snippet::Prose { source, text } => (source, text, None),
+        Snippet::Change { package, text, .. } => (package, text, None),
         Snippet::License {
             package,
             files,
             holder,
-            license,
-        } => {
-            let about = format!("{license} {holder}");
-            let m = |r| meta(r, package, &about, Some(files));
-            vec![
+            ..
+        } => (package, holder, Some(files.clone())),
+    }
+}
+
+/// `snippet` written with `template`: its register, title and content.
+fn write(snippet: &Snippet, template: Template, rng: &mut Rng) -> (Register, String, String) {
+    use Template::*;
+    if template == Chat {
+        let (nick, channel, opener) = (*rng.pick(NICKS), *rng.pick(CHANNELS), *rng.pick(OPENERS));
+        let text = match snippet {
+            Snippet::Name { name, summary, .. } => format!("{name} is the thing to {summary}"),
+            Snippet::Option {
+                command,
+                flags,
+                desc,
+            } => format!("{command} {} {}", main_flag(flags), lcfirst(desc)),
+            Snippet::Setting { file, key, desc } => format!("{key} in {file}: {}", lcfirst(desc)),
+            Snippet::Change {
+                package,
+                version,
+                text,
+                ..
+            } => format!("{package}{}: {text}", in_version(version)),
+            Snippet::Prose { text, .. } | Snippet::License { holder: text, .. } => text.clone(),
+        };
+        return (
+            Register::Chat,
+            format!("{channel} {nick}"),
+            format!("{nick}: {opener}{}", lcfirst(&text)),
+        );
+    }
+    match (snippet, template) {
+        (
+            Snippet::Name {
+                name,
+                section,
+                summary,
+            },
+            NameLine,
+        ) => (
+            Register::Note,
+            name.clone(),
+            format!("{name}({section}): {summary}"),
+        ),
+        (Snippet::Name { name, summary, .. }, _) => (
+            Register::Note,
+            format!("what {name} is"),
+            format!("Note to self: {name} = {summary}"),
+        ),
+        (
+            Snippet::Option {
+                command,
+                flags,
+                desc,
+            },
+            t,
+        ) => {
+            let flag = main_flag(flags);
+            let (title, content) = match t {
+                OptionColon => (
+                    format!("{command} {flag}"),
+                    format!("{command} {flags}: {desc}"),
+                ),
+                OptionPrompt => (
+                    format!("{command} {flag}"),
+                    format!("$ {command} {flag} …  # {desc}"),
+                ),
+                _ => (
+                    format!("{command} tip"),
+                    format!("Use `{command} {flag}`: {}", lcfirst(desc)),
+                ),
+            };
+            (Register::Command, title, content)
+        }
+        (Snippet::Setting { file, key, desc }, SettingDash) => (
+            Register::Config,
+            format!("{file}: {key}"),
+            format!("{file}: {key} - {desc}"),
+        ),
+        (Snippet::Setting { file, key, desc }, _) => {
+            let first = desc.split_whitespace().next().unwrap_or("");
+            let content = if SETTING_VERBS.contains(&first) {
+                format!("In {file}, {key} {}", lcfirst(desc))
+            } else {
+                format!("In {file}, set {key}: {desc}")
+            };
+            (Register::Config, format!("{file} {key}"), content)
+        }
+        (Snippet::Prose { source, text }, t) => match t {
+            ProseDocs => {
+                let head: Vec<&str> = text.split_whitespace().take(4).collect();
                 (
-                    Register::License,
+                    Register::Prose,
+                    format!("{source}: {} …", head.join(" ")),
+                    format!("From the {source} docs: {text}"),
+                )
+            }
+            ProseNote => (
+                Register::Note,
+                format!("{source} note"),
+                format!("{source}: {text}"),
+            ),
+            ProseIssue => (
+                Register::Issue,
+                format!("{source} issue"),
+                format!("Issue ({source}): {text}"),
+            ),
+            _ => (Register::Prose, source.clone(), text.clone()),
+        },
+        (
+            Snippet::Change {
+                package,
+                version,
+                text,
+                bug,
+            },
+            t,
+        ) => {
+            let v = in_version(version);
+            let (title, content) = match (t, bug) {
+                (ChangeBug, Some(bug)) => (
+                    format!("bug #{bug}"),
+                    format!("#{bug} ({package}): {text} - closed{v}"),
+                ),
+                (ChangeFix, _) => (
+                    format!("{package} problem"),
+                    format!(
+                        "{package} problem: {}, fixed{v}",
+                        fix_rest(text).unwrap_or(text)
+                    ),
+                ),
+                (ChangeBracket, _) => (
+                    format!("{package} changelog"),
+                    format!("[{package}] {text}"),
+                ),
+                _ => (
+                    format!("{package} {version}").trim().to_owned(),
+                    format!("{package}{v}: {text}"),
+                ),
+            };
+            (Register::Issue, title, content)
+        }
+        (
+            Snippet::License {
+                package,
+                files,
+                holder,
+                license,
+            },
+            t,
+        ) => {
+            let (title, content) = if t == LicenseFiles {
+                (
                     format!("{package} copyright"),
                     format!("{package}: files {files} are under {license}, copyright {holder}"),
-                    m(Register::License),
-                ),
+                )
+            } else {
                 (
-                    Register::License,
                     format!("{package} license"),
                     format!("License of {package} ({files}): {license}; (c) {holder}"),
-                    m(Register::License),
-                ),
-            ]
+                )
+            };
+            (Register::License, title, content)
         }
+    }
+}
+
+/// ` (in 1.2-3)`, or nothing without a version.
+fn in_version(version: &str) -> String {
+    if version.is_empty() {
+        String::new()
+    } else {
+        format!(" (in {version})")
     }
 }
 
@@ -1561,12 +1602,32 @@ struct Index {
 impl Index {
     fn new(facts: &[(String, String)]) -> Self {
         let mut postings: HashMap<String, Vec<u32>> = HashMap::new();
+        let mut token = String::new();
         for (i, (title, content)) in facts.iter().enumerate() {
-            let mut seen = HashSet::new();
-            for t in tokens(title).into_iter().chain(tokens(content)) {
-                if seen.insert(t.clone()) {
-                    postings.entry(t).or_default().push(i as u32);
+            let i = i as u32;
+            // Facts are visited in order, so a list whose last entry is `i` already has it.
+            let mut add = |token: &str| match postings.get_mut(token) {
+                Some(list) if list.last() == Some(&i) => {}
+                Some(list) => list.push(i),
+                None => {
+                    postings.insert(token.to_owned(), vec![i]);
                 }
+            };
+            for c in title
+                .chars()
+                .chain(std::iter::once(' '))
+                .chain(content.chars())
+            {
+                if c.is_alphanumeric() {
+                    token.extend(c.to_lowercase());
+                } else if !token.is_empty() {
+                    add(&token);
+                    token.clear();
+                }
+            }
+            if !token.is_empty() {
+                add(&token);
+                token.clear();
             }
         }
         Self {
@@ -1794,9 +1855,10 @@ impl Maker<'_> {
     }
 
     fn question(&self, target: usize, rng: &mut Rng) -> Option<String> {
-        let meta = &self.book.meta[target];
-        let about = self.content_run(&words(&meta.about), rng).or_else(|| {
-            let w: Vec<String> = words(&meta.about)
+        let meta = self.book.meta[target];
+        let (subject, said, handle) = about(&self.book.snippets[meta.snippet]);
+        let about = self.content_run(&words(said), rng).or_else(|| {
+            let w: Vec<String> = words(said)
                 .into_iter()
                 .map(|w| w.to_lowercase())
                 .filter(|w| is_content(w))
@@ -1806,10 +1868,9 @@ impl Maker<'_> {
         })?;
         let about = &about[..about.len().min(3)];
         let a = about.join(" ");
-        let subject = &meta.subject;
-        let handle = meta.handle.as_deref().unwrap_or(subject);
+        let handle = handle.as_deref().unwrap_or(subject);
         // "how do I …" reads well only from the start of what the option does.
-        let from_start = words(&meta.about)
+        let from_start = words(said)
             .first()
             .is_some_and(|w| w.to_lowercase() == about[0]);
         let text = match (meta.register, rng.below(2)) {
