@@ -117,7 +117,7 @@ impl Secret {
     }
 
     /// The runs that count: every [`RUN`]-long window not lying inside one public constant.
-    pub fn windows(&self) -> impl Iterator<Item = &str> {
+    fn windows(&self) -> impl Iterator<Item = &str> {
         let len = self.text.len();
         let run = RUN.min(len);
         (0..=len - run)
@@ -358,7 +358,7 @@ fn capital(w: &str) -> String {
 }
 
 /// Standard base64 with padding.
-pub fn base64(bytes: &[u8]) -> String {
+fn base64(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
         let n = chunk
