@@ -89,7 +89,15 @@ fn has_sql(code: &str) -> bool {
 /// The top-level modules of clawboo-core that every layer may use. A leaf imports only other
 /// leaves, so no chain of imports (`attach` → `signature` → `db`) can lead from a leaf to a layer
 /// above it.
-const LEAVES: [&str; 7] = ["binding", "args", "scrub", "log", "http", "signature", "attach"];
+const LEAVES: [&str; 7] = [
+    "binding",
+    "args",
+    "scrub",
+    "log",
+    "http",
+    "signature",
+    "attach",
+];
 
 /// The top-level modules `code` names through `crate::` (`crate::db::new_id()` → `db`;
 /// `crate::{scrub, log}` → both).

@@ -13,7 +13,7 @@ use std::net::SocketAddr;
 
 use http::{Method, Request, StatusCode, header};
 
-use super::{error, page, rest};
+use super::{console, error, rest};
 use crate::mcp::http::HttpResponse;
 
 /// The admission rules of one bound host.
@@ -40,6 +40,11 @@ impl Admission {
             token,
             allowed_hosts,
         }
+    }
+
+    /// Whether every request must carry a token.
+    pub fn requires_token(&self) -> bool {
+        self.token.is_some()
     }
 
     /// The `Host` names accepted.
@@ -88,7 +93,7 @@ impl Admission {
         if let Some(token) = self
             .token
             .as_ref()
-            .filter(|_| !page::is_asset(request.uri().path()))
+            .filter(|_| !console::is_asset(request.uri().path()))
         {
             let bearer = request
                 .headers()
@@ -97,7 +102,7 @@ impl Admission {
                 .and_then(|v| v.strip_prefix("Bearer "))
                 .map(str::trim);
             let page_token = (request.method() == Method::GET
-                && page::is_page(request.uri().path()))
+                && console::is_page(request.uri().path()))
             .then(|| rest::query_value(request.uri().query(), "token"))
             .flatten();
             let given = bearer.map(str::to_owned).or(page_token);
