@@ -304,7 +304,7 @@ fn the_token_is_required_when_set_and_never_echoed() {
         b"",
     );
     assert_eq!(page.status, 200);
-    assert!(page.body.contains("Clawboo approvals"));
+    assert!(page.body.contains("Clawboo console"));
     let mut session = host.session("/api/mcp/tools");
     assert!(session.tool_names().contains(&"echo".to_owned()));
 }

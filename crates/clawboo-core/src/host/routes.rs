@@ -156,10 +156,7 @@ impl State {
         };
         body.insert("ok".into(), true.into());
         body.insert("sessions".into(), sessions.into());
-        json_response(
-            StatusCode::OK,
-            &crate::scrub::scrub_json(&serde_json::Value::Object(body)),
-        )
+        json_response(StatusCode::OK, &api::mask(&serde_json::Value::Object(body)))
     }
 }
 

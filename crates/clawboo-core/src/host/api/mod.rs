@@ -8,7 +8,7 @@
 //! (`broker::actions`) under the caller's name (`super::caller`). One file per view: `board`,
 //! `room`, `memory`, `ops` (operator actions and health).
 //! Guarantees: every response body goes through the scrubber's JSON mask at the boundary
-//! ([`crate::scrub::scrub_json`]), on top of the scrub-on-write of memory; path parts are
+//! ([`mask`]), on top of the scrub-on-write of memory; path parts are
 //! percent-decoded once; `limit` is 1..=200 (default 50); cursors are opaque and a foreign one is
 //! a 400; SQL stays in the repositories (these routes call their typed queries).
 //! Must never: answer a mutation without recording who made it; return a token.
@@ -214,7 +214,7 @@ pub fn route(console: &Console, call: &Call<'_>) -> HttpResponse {
             if let Value::Object(map) = &mut body {
                 map.insert("ok".into(), Value::Bool(true));
             }
-            json_response(status, &crate::scrub::scrub_json(&body))
+            json_response(status, &mask(&body))
         }
         Err(refusal) => error(refusal.status, &refusal.message),
     }
@@ -254,6 +254,20 @@ fn created(body: Value) -> Answer {
 /// A cursor as the wire shows it (`null` at the end).
 fn cursor_json(next: Option<String>) -> Value {
     next.map_or(Value::Null, Value::String)
+}
+
+/// `value` with every string (keys stay) passed through the scrubber: the mask at the boundary.
+/// (Not [`crate::scrub::scrub_json`], which also blanks whole values under secret-looking keys:
+/// the console's keys, `authorType` among them, are its own schema, never a secret's name.)
+pub fn mask(value: &Value) -> Value {
+    match value {
+        Value::String(s) => Value::String(crate::scrub::scrub_secrets(s)),
+        Value::Array(items) => Value::Array(items.iter().map(mask).collect()),
+        Value::Object(map) => {
+            Value::Object(map.iter().map(|(k, v)| (k.clone(), mask(v))).collect())
+        }
+        other => other.clone(),
+    }
 }
 
 /// Whether `path` is one of the console's REST routes.
