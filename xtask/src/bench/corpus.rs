@@ -244,7 +244,7 @@ fn recall(
     Ok(Some(found as f64 / corpus.probes.len() as f64))
 }
 
-fn percentile(mut values: Vec<f64>, pct: usize) -> f64 {
+pub(super) fn percentile(mut values: Vec<f64>, pct: usize) -> f64 {
     if pct == 50 {
         return median(values).unwrap_or(0.0);
     }

@@ -32,6 +32,7 @@ use serde_json::{Value, json};
 use crate::probe;
 
 mod clawbrain;
+mod console;
 mod corpus;
 mod facts;
 mod http;
@@ -239,6 +240,11 @@ pub fn run(quick: bool, vs: Vec<String>) -> anyhow::Result<()> {
     }
     // Waiting (`waitMs`) is ours: the host's CPU with waiting subscribers, the wake-up latency.
     for (name, unit, value) in wait::rows(quick)? {
+        rows.push(Row::ours_only(&subjects, name, unit, Some(value)));
+    }
+
+    // The operator console is ours: page and REST times on large stores, CPU with many consoles.
+    for (name, unit, value) in console::rows(quick)? {
         rows.push(Row::ours_only(&subjects, name, unit, Some(value)));
     }
 
