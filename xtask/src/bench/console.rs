@@ -175,7 +175,7 @@ fn cpu_with_consoles(
         let _ = writer.join();
     }
     let heard: Vec<usize> = readers.into_iter().map(|r| r.join().unwrap_or(0)).collect();
-    if heard.iter().any(|&n| n == 0) {
+    if heard.contains(&0) {
         bail!("a console heard no change event while {WRITERS} writers posted");
     }
     cpu

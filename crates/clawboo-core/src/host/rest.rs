@@ -154,14 +154,6 @@ fn resolve(db: &Db, id: &str, body: &[u8], caller: &str) -> rusqlite::Result<Htt
 /// with the next page's cursor (`null` at the end).
 fn audit_log(db: &Db, query: Option<&str>) -> rusqlite::Result<HttpResponse> {
     let given = |name: &str| query_value(query, name).filter(|t| !t.trim().is_empty());
-    let whole = |name: &str, text: String| {
-        text.trim().parse::<i64>().map_err(|_| {
-            error(
-                StatusCode::BAD_REQUEST,
-                &format!("{name}: expected a whole number, got {text:?}"),
-            )
-        })
-    };
     let mut filter = AuditFilter {
         tool_name: given("toolName"),
         agent_id: given("agent"),
@@ -170,9 +162,14 @@ fn audit_log(db: &Db, query: Option<&str>) -> rusqlite::Result<HttpResponse> {
     };
     for (name, slot) in [("since", &mut filter.since), ("until", &mut filter.until)] {
         if let Some(text) = given(name) {
-            match whole(name, text) {
+            match text.trim().parse::<i64>() {
                 Ok(ms) => *slot = Some(ms),
-                Err(refused) => return Ok(refused),
+                Err(_) => {
+                    return Ok(error(
+                        StatusCode::BAD_REQUEST,
+                        &format!("{name}: expected a whole number of ms, got {text:?}"),
+                    ));
+                }
             }
         }
     }

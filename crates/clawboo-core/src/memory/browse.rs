@@ -342,18 +342,18 @@ mod tests {
             facts: Some(true),
             ..BrowseFilter::default()
         };
-        assert_eq!(only(global_only), [global.clone()]);
+        assert_eq!(only(global_only), [global.as_str()]);
         let agents = BrowseFilter {
             scope: Some(ScopeKind::Agent),
             ..BrowseFilter::default()
         };
-        assert_eq!(only(agents), [agent.clone()]);
+        assert_eq!(only(agents), [agent.as_str()]);
         let team_procedures = BrowseFilter {
             facts: Some(false),
             team_id: Some("t1".into()),
             ..BrowseFilter::default()
         };
-        assert_eq!(only(team_procedures), [v2.id.clone()]);
+        assert_eq!(only(team_procedures), [v2.id.as_str()]);
 
         assert!(matches!(
             delete(&conn, &global).unwrap(),
