@@ -410,12 +410,22 @@ pub fn form_encode(value: &str) -> String {
 /// Decodes one form-encoded component (`+` → space, `%XX` → byte); a malformed escape stays as
 /// typed and bytes that are not UTF-8 become U+FFFD.
 fn form_decode(text: &str) -> String {
+    percent_decode(text, true)
+}
+
+/// Decodes one URL path segment once (`%XX` → byte, `+` stays); a malformed escape stays as
+/// typed and bytes that are not UTF-8 become U+FFFD.
+pub fn path_decode(text: &str) -> String {
+    percent_decode(text, false)
+}
+
+fn percent_decode(text: &str, plus_is_space: bool) -> String {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
-            b'+' => out.push(b' '),
+            b'+' if plus_is_space => out.push(b' '),
             b'%' => {
                 let hex = bytes
                     .get(i + 1..i + 3)

@@ -7,7 +7,10 @@
 //! table or a column).
 //!
 //! This is the one module that knows both `db` and the repositories, so `db` never imports a
-//! repository.
+//! repository; for the same reason `topics` (which tables changed, for the operator console's live
+//! updates) lives here.
+
+pub mod topics;
 
 use std::path::Path;
 

@@ -36,6 +36,7 @@ use serde_json::{Value, json};
 use crate::probe;
 
 mod clawbrain;
+mod console;
 mod corpus;
 mod facts;
 mod http;
@@ -195,6 +196,11 @@ pub fn run(quick: bool, memory_only: bool, vs: Vec<String>) -> anyhow::Result<()
         for (name, unit, value) in wait::rows(quick)? {
             rows.push(Row::ours_only(&subjects, name, unit, Some(value)));
         }
+    }
+
+    // The operator console is ours: page and REST times on large stores, CPU with many consoles.
+    for (name, unit, value) in console::rows(quick)? {
+        rows.push(Row::ours_only(&subjects, name, unit, Some(value)));
     }
 
     print_table(&subjects, &rows);

@@ -438,7 +438,7 @@ fn search_latencies(
     Ok(Some(latencies))
 }
 
-fn percentile(mut values: Vec<f64>, pct: usize) -> f64 {
+pub(super) fn percentile(mut values: Vec<f64>, pct: usize) -> f64 {
     if pct == 50 {
         return median(values).unwrap_or(0.0);
     }

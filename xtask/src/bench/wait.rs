@@ -84,7 +84,7 @@ fn cpu_seconds(pid: u32) -> anyhow::Result<f64> {
 }
 
 /// The share of one core `pid` used over `window`, in percent.
-fn cpu_percent(pid: u32, window: Duration) -> anyhow::Result<f64> {
+pub(super) fn cpu_percent(pid: u32, window: Duration) -> anyhow::Result<f64> {
     let before = cpu_seconds(pid)?;
     let started = Instant::now();
     std::thread::sleep(window);

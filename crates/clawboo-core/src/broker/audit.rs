@@ -12,7 +12,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::summary;
-use crate::db::{Conn, new_id};
+use crate::db::{Conn, Keyset, new_id};
 
 /// The rows a listing returns when the caller sets no limit.
 pub const DEFAULT_LIMIT: u32 = 100;
@@ -222,6 +222,66 @@ pub fn list(
         .collect()
 }
 
+/// Which audit rows [`page`] returns; `None` fields do not filter.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AuditFilter {
+    /// Exactly this tool.
+    pub tool_name: Option<String>,
+    /// Exactly this agent.
+    pub agent_id: Option<String>,
+    /// Exactly this decision (`allow`, `deny`, `require_approval`, …).
+    pub decision: Option<String>,
+    /// Rows at or after this time (ms since the epoch).
+    pub since: Option<i64>,
+    /// Rows before this time.
+    pub until: Option<i64>,
+}
+
+/// Up to `limit` rows matching `filter` after `cursor`, newest first, and the next page's cursor.
+pub fn page(
+    conn: &Connection,
+    filter: &AuditFilter,
+    limit: u32,
+    cursor: Option<Keyset>,
+) -> rusqlite::Result<(Vec<AuditRow>, Option<Keyset>)> {
+    let (at, rowid) = Keyset::bounds(cursor);
+    let rows = conn
+        .prepare_cached(
+            "SELECT rowid, id, tool_name, agent_id, phase, decision, args_summary, result_summary,
+                    is_error, tenant_id, created_at
+             FROM tool_call_audit
+             WHERE (?1 IS NULL OR tool_name = ?1) AND (?2 IS NULL OR agent_id = ?2)
+               AND (?3 IS NULL OR decision = ?3)
+               AND (?4 IS NULL OR created_at >= ?4) AND (?5 IS NULL OR created_at < ?5)
+               AND (created_at, rowid) < (?6, ?7)
+             ORDER BY created_at DESC, rowid DESC
+             LIMIT ?8",
+        )?
+        .query_map(
+            params![
+                filter.tool_name,
+                filter.agent_id,
+                filter.decision,
+                filter.since,
+                filter.until,
+                at,
+                rowid,
+                i64::from(limit) + 1
+            ],
+            |r| {
+                Ok((
+                    from_row(r)?,
+                    Keyset {
+                        at: r.get("created_at")?,
+                        rowid: r.get("rowid")?,
+                    },
+                ))
+            },
+        )?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(super::actions::split_page(rows, limit))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -264,6 +324,28 @@ mod tests {
         assert_eq!(list(&conn, None, DEFAULT_LIMIT).unwrap().len(), 3);
         assert_eq!(list(&conn, None, 1).unwrap()[0].tool_name, "nope");
         assert!(list(&conn, None, 0).unwrap().is_empty());
+        let denied = AuditFilter {
+            decision: Some("deny".into()),
+            ..AuditFilter::default()
+        };
+        let (rows, next) = page(&conn, &denied, 10, None).unwrap();
+        assert_eq!(
+            (rows.len(), rows[0].tool_name.as_str(), next),
+            (1, "nope", None)
+        );
+        let by_agent = AuditFilter {
+            agent_id: Some("a1".into()),
+            ..AuditFilter::default()
+        };
+        let (rows, next) = page(&conn, &by_agent, 1, None).unwrap();
+        assert_eq!(rows[0].phase, "after");
+        let (rows, next) = page(&conn, &by_agent, 1, next).unwrap();
+        assert_eq!((rows[0].phase.as_str(), next), ("before", None));
+        let future = AuditFilter {
+            since: Some(i64::MAX - 1),
+            ..AuditFilter::default()
+        };
+        assert!(page(&conn, &future, 10, None).unwrap().0.is_empty());
     }
 
     #[test]

@@ -15,7 +15,7 @@ use std::net::SocketAddr;
 use http::{Method, Request, StatusCode, header};
 
 use super::caller::{Caller, Tokens};
-use super::{error, page, rest};
+use super::{console, error, rest};
 use crate::mcp::http::HttpResponse;
 
 /// The admission rules of one bound host.
@@ -89,7 +89,7 @@ impl Admission {
                 )));
             }
         }
-        if self.tokens.is_empty() || page::is_asset(request.uri().path()) {
+        if self.tokens.is_empty() || console::is_asset(request.uri().path()) {
             return Ok(Caller::local_operator());
         }
         let bearer = request
@@ -98,7 +98,7 @@ impl Admission {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "))
             .map(str::to_owned);
-        let page_token = (request.method() == Method::GET && page::is_page(request.uri().path()))
+        let page_token = (request.method() == Method::GET && console::is_page(request.uri().path()))
             .then(|| rest::query_value(request.uri().query(), "token"))
             .flatten();
         match bearer.or(page_token).and_then(|t| self.tokens.find(&t)) {

@@ -10,7 +10,7 @@
 //! first match; its length shows only in the time SHA-256 takes to hash it); a request without a
 //! token on a host that has none is the [`Caller::LOCAL_OPERATOR`].
 //! How a name reaches the store: admission puts the [`Caller`] in the request's extensions; a
-//! route reads it with [`Caller::of`]. The broker's audit rows of a session opened with a named
+//! route reads it with [`Caller::of_parts`]. The broker's audit rows of a session opened with a named
 //! token carry it in `tool_call_audit.caller`, and an approval resolved over REST or the page
 //! records it in `tool_call_approvals.resolved_by` (both nullable columns of ours). Rows with an
 //! author column (posts, comments, claims) keep the agent the call or its binding names: the
@@ -20,7 +20,6 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use http::Request;
 use ring::digest::{SHA256, digest};
 
 /// The name of the single token given by `--token` or `CLAWBOO_HTTP_TOKEN`.
@@ -53,13 +52,8 @@ impl Caller {
         &self.0
     }
 
-    /// The caller admission recorded on `request` (the local operator if none was: only a request
-    /// that never went through admission lacks one).
-    pub fn of<B>(request: &Request<B>) -> Self {
-        Self::of_parts(request.extensions())
-    }
-
-    /// As [`Caller::of`], from a request's extensions.
+    /// The caller admission recorded in a request's extensions (the local operator if none was:
+    /// only a request that never went through admission lacks one).
     pub fn of_parts(extensions: &http::Extensions) -> Self {
         extensions
             .get::<Self>()

@@ -1,5 +1,8 @@
 //! The REST routes of seed 003: `GET /api/tools`, `GET /api/tools/approvals`,
 //! `POST /api/tools/approvals/:id/resolve`, `GET /api/tools/audit`, `GET /api/mcp/config`.
+//! A resolve that changes a row is recorded as an operator action under the caller's name; the
+//! audit log takes the console's filters (`agent`, `decision`, `since`, `until`) and pages with a
+//! `cursor` (`nextCursor`).
 //!
 //! Owns: request parsing and the response shapes (`{"ok":true,…}`, `{"error":…}` with
 //! credential-shaped text masked). Rows come from the broker's typed operator queries
@@ -26,11 +29,12 @@ use super::caller::Caller;
 use super::error;
 use crate::attach::{self, AttachRequest, Runtime, Transport};
 use crate::binding::{Scope, ServerKind};
+use crate::broker::actions::Action;
 use crate::broker::approvals::{Resolution, ResolveError, Resolved};
-use crate::broker::audit;
+use crate::broker::audit::{self, AuditFilter};
 use crate::broker::availability::AvailabilityContext;
 use crate::broker::operator;
-use crate::db::Db;
+use crate::db::{Db, Keyset};
 use crate::mcp::http::{HttpResponse, json_response};
 use crate::signature::BindingKey;
 
@@ -132,7 +136,13 @@ fn resolve(db: &Db, caller: &Caller, id: &str, body: &[u8]) -> rusqlite::Result<
     };
     // Seed 003: the first decision wins, and a row that already ended is answered 200 as it is.
     let row = match operator::resolve(db, id, resolution, caller.name()) {
-        Ok(Resolved { row, .. }) => row,
+        Ok(Resolved { row, changed }) => {
+            if changed {
+                let target = format!("approval {id}: {}", resolution.as_str());
+                operator::record_action(db, caller.name(), Action::ApprovalResolve, &target)?;
+            }
+            row
+        }
         Err(ResolveError::Conflict { row, .. }) => *row,
         Err(ResolveError::NotFound { .. }) => {
             return Ok(error(StatusCode::NOT_FOUND, "approval not found"));
@@ -142,8 +152,29 @@ fn resolve(db: &Db, caller: &Caller, id: &str, body: &[u8]) -> rusqlite::Result<
     Ok(ok(json!({ "ok": true, "approval": row })))
 }
 
+/// `GET /api/tools/audit?toolName=&agent=&decision=&since=&until=&limit=&cursor=`: newest first,
+/// with the next page's cursor (`null` at the end).
 fn audit_log(db: &Db, query: Option<&str>) -> rusqlite::Result<HttpResponse> {
-    let tool = query_value(query, "toolName").filter(|t| !t.is_empty());
+    let given = |name: &str| query_value(query, name).filter(|t| !t.trim().is_empty());
+    let mut filter = AuditFilter {
+        tool_name: given("toolName"),
+        agent_id: given("agent"),
+        decision: given("decision"),
+        ..AuditFilter::default()
+    };
+    for (name, slot) in [("since", &mut filter.since), ("until", &mut filter.until)] {
+        if let Some(text) = given(name) {
+            match text.trim().parse::<i64>() {
+                Ok(ms) => *slot = Some(ms),
+                Err(_) => {
+                    return Ok(error(
+                        StatusCode::BAD_REQUEST,
+                        &format!("{name}: expected a whole number of ms, got {text:?}"),
+                    ));
+                }
+            }
+        }
+    }
     let limit = match query_value(query, "limit") {
         None => audit::DEFAULT_LIMIT,
         Some(text) => match text.trim().parse::<u32>() {
@@ -156,8 +187,22 @@ fn audit_log(db: &Db, query: Option<&str>) -> rusqlite::Result<HttpResponse> {
             }
         },
     };
-    let rows = operator::audit_log(db, tool.as_deref(), limit)?;
-    Ok(ok(json!({ "ok": true, "audit": rows })))
+    let cursor = match given("cursor") {
+        None => None,
+        Some(text) => match Keyset::decode(&text) {
+            Some(cursor) => Some(cursor),
+            None => {
+                return Ok(error(
+                    StatusCode::BAD_REQUEST,
+                    "cursor: not a cursor this route gave (start again without it)",
+                ));
+            }
+        },
+    };
+    let (rows, next) = operator::audit_page(db, &filter, limit, cursor)?;
+    Ok(ok(
+        json!({ "ok": true, "audit": rows, "nextCursor": next.map(Keyset::encode) }),
+    ))
 }
 
 /// `GET /api/mcp/config?server=&runtime=&transport=&scopeTeamId=&scopeAgentId=`: the attach
