@@ -12,7 +12,9 @@ pub mod fixtures;
 pub mod heldout;
 pub mod http;
 pub mod loopback;
+pub mod python;
 pub mod reference;
+pub mod schema;
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
@@ -30,6 +32,27 @@ use serde_json::{Value, json};
 /// The tools `kind` always lists, in order, as the registry of servers says.
 pub fn tools_of(kind: ServerKind) -> &'static [&'static str] {
     registry::entry(kind).tools
+}
+
+/// The protocol version without `initialize` or sessions: every request carries its own `_meta`.
+pub const STATELESS_VERSION: &str = "2026-07-28";
+
+/// `params` with the `_meta` a `2026-07-28` client sends on every request (its protocol version,
+/// capabilities and name) added.
+pub fn stateless(params: Value) -> Value {
+    let mut params = match params {
+        Value::Object(map) => map,
+        _ => serde_json::Map::new(),
+    };
+    params.insert(
+        "_meta".into(),
+        json!({
+            "io.modelcontextprotocol/protocolVersion": STATELESS_VERSION,
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "clawboo-tests", "version": VERSION}
+        }),
+    );
+    Value::Object(params)
 }
 
 /// The tools of `clawboo-mcp-memory clawbrain`: seed 002's seven and `memory_feedback`.

@@ -644,22 +644,6 @@ fn rest_routes_answer_seed_003_shapes_and_never_a_secret() {
     assert!(host.get("/api/nothing").status == 404);
 }
 
-/// The signed URL of `server` bound to `team`/`agent`, as the host's config route prints it.
-fn bound_path(host: &Host, server: &str, team: &str, agent: &str) -> String {
-    let config = host
-        .get(&format!(
-            "/api/mcp/config?server={server}&scopeTeamId={team}&scopeAgentId={agent}"
-        ))
-        .json();
-    let url = config["config"]["structured"][format!("clawboo-{server}")]["url"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{config}"))
-        .to_owned();
-    let path = url.split_once(&host.addr).unwrap().1.to_owned();
-    assert!(path.contains("&sig="), "{path}");
-    path
-}
-
 #[test]
 fn a_memory_session_bound_by_url_cannot_reach_another_team() {
     let dir = TempDir::new("http-memory-bound");
@@ -670,7 +654,7 @@ fn a_memory_session_bound_by_url_cannot_reach_another_team() {
         json!({"title": "b-secret-plan", "content": "team B only", "scopeTeamId": "team-b"}),
     );
     assert!(!saved.is_error, "{}", saved.text());
-    let mut bound = host.session(&bound_path(&host, "memory", "team-a", "agent-1"));
+    let mut bound = host.session(&host.bound_path("memory", "team-a", "agent-1"));
     let saved = bound.call(
         "memory_save",
         json!({"title": "a-plan", "content": "team A work", "scopeTeamId": "team-b"}),
@@ -705,7 +689,7 @@ fn a_memory_session_bound_by_url_cannot_reach_another_team() {
 fn teamchat_posts_are_attributed_to_the_bound_author() {
     let dir = TempDir::new("http-teamchat-bound");
     let host = host_all(&dir, &[]);
-    let mut bound = host.session(&bound_path(&host, "teamchat", "tm1", "boo-1"));
+    let mut bound = host.session(&host.bound_path("teamchat", "tm1", "boo-1"));
     let posted = bound.call(
         "team_chat_post",
         json!({"text": "hello", "authorAgentId": "mallory", "teamId": "tm9"}),
@@ -719,7 +703,7 @@ fn teamchat_posts_are_attributed_to_the_bound_author() {
 fn an_edited_or_unsigned_binding_is_refused_with_403_unless_unsigned_is_allowed() {
     let dir = TempDir::new("http-signed");
     let host = host_all(&dir, &[]);
-    let path = bound_path(&host, "teamchat", "tm1", "boo-1");
+    let path = host.bound_path("teamchat", "tm1", "boo-1");
     let edited = path.replace("roomTeamId=tm1", "roomTeamId=tm2");
     let unsigned = path.split("&sig=").next().unwrap().to_owned();
     let headers = [
@@ -886,40 +870,4 @@ fn the_consoles_approvals_view_in_a_real_browser_releases_denies_and_escapes() {
         "both decisions are recorded as operator actions"
     );
     assert_eq!(browser.eval("typeof window.__pwned"), "undefined");
-}
-
-#[test]
-fn a_client_that_names_its_version_per_request_is_served_without_a_session() {
-    let dir = TempDir::new("http-stateless");
-    let host = Host::start("clawboo-mcp-tasks", &[], &dir.db_path(), &[]);
-    let meta = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
-        "io.modelcontextprotocol/clientInfo": {"name": "clawboo-tests", "version": "0"}
-    });
-    let body =
-        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}});
-    let reply = host.send(
-        "POST",
-        "/api/mcp/tasks",
-        &[
-            ("Accept", "application/json, text/event-stream"),
-            ("Content-Type", "application/json"),
-            ("MCP-Protocol-Version", "2026-07-28"),
-            ("Mcp-Method", "tools/list"),
-        ],
-        body.to_string().as_bytes(),
-    );
-    assert_eq!(reply.status, 200, "{}", reply.body);
-    assert!(reply.header("mcp-session-id").is_none());
-    let tools = reply.messages()[0]["result"]["tools"].clone();
-    assert!(
-        tools
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|t| t["name"] == "claim_task"),
-        "{tools}"
-    );
-    assert_eq!(host.get("/api/health").json()["sessions"]["tasks"], 0);
 }

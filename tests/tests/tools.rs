@@ -118,8 +118,11 @@ fn tools_list_shows_web_search_only_with_a_search_key() {
         tools[0],
         json!({
             "name": "echo",
+            "title": "Echo",
             "description": "Echo a message back. Safe, no side effects \u{2014} used to prove the round-trip.",
-            "inputSchema": {"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}
+            "inputSchema": {"type":"object","properties":{"message":{"type":"string"}},"required":["message"]},
+            "annotations": {"title": "Echo", "readOnlyHint": false, "destructiveHint": false,
+                            "idempotentHint": false, "openWorldHint": false}
         })
     );
     let hidden = plain.call("web_search", json!({"query": "x"}));

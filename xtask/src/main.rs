@@ -3,10 +3,12 @@
 //! Verbs ([`VERBS`], the one list that dispatch, `--help` and the help test read): `probe` (build
 //! the bins, handshake with every registered server over stdio, check its tool names), `dist` (the
 //! release archive, `--check` to unpack and probe it), `bench` (whole-process benchmarks over
-//! stdio), `bench-scrub` (the scrubber's workload, run by `bench` in a release build). Flags are
-//! read with the bins' parser (`clawboo_core::internal::args`); every verb answers `--help`.
+//! stdio), `bench-scrub` (the scrubber's workload, run by `bench` in a release build),
+//! `conformance` (the official MCP conformance suite over HTTP). Flags are read with the bins'
+//! parser (`clawboo_core::internal::args`); every verb answers `--help`.
 
 mod bench;
+mod conformance;
 mod dist;
 mod probe;
 
@@ -28,7 +30,7 @@ struct Verb {
 }
 
 /// Every verb, in the order `--help` lists them.
-const VERBS: [Verb; 4] = [
+const VERBS: [Verb; 5] = [
     Verb {
         name: "probe",
         synopsis: "[--debug]",
@@ -61,6 +63,17 @@ const VERBS: [Verb; 4] = [
         about: "the scrubber's throughput workload alone, one `name<TAB>unit<TAB>value` line per row\n\
                 (bench runs it in a release build of xtask)",
         run: |args| bench::scrub::run(flags(args, &["--quick"])?.contains(&"--quick")),
+    },
+    Verb {
+        name: "conformance",
+        synopsis: "",
+        about: "the official MCP conformance suite against the HTTP mounts of `serve --all --vault DIR`\n\
+                (Node and the suite installed by npm into target/conformance); fails on a result\n\
+                tests/conformance/expected-failures.toml does not expect",
+        run: |args| {
+            flags(args, &[])?;
+            conformance::run()
+        },
     },
 ];
 

@@ -27,7 +27,7 @@ pub enum AuthorType {
 }
 
 /// A task comment as the tools emit it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Comment {
     /// UUID v4.

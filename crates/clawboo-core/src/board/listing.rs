@@ -11,7 +11,7 @@ use super::task::{TASK_COLUMNS, get_parent_id};
 use super::{BoardError, Status, Task, deps};
 
 /// An ancestor of a task (snake_case, as the reference emits it).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Ancestor {
     /// The ancestor's id.
     pub id: String,

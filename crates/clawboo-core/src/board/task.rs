@@ -39,7 +39,7 @@ impl Default for Caps {
 }
 
 /// A task as the tools emit it (camelCase keys; nullable columns are `null`, never omitted).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Task {
     /// UUID v4.

@@ -439,7 +439,7 @@ pub fn record_turn(
 }
 
 /// One memory moved by an outcome.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct Moved {
     /// Memory id.
     pub id: String,

@@ -137,7 +137,7 @@ struct Pass<'a> {
 }
 
 /// `memory_compact`'s answer.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct CompactReport {
     /// Merged episodes written.
     pub consolidated: usize,

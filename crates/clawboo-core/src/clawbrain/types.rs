@@ -115,7 +115,7 @@ pub struct NewMemory<'a> {
 }
 
 /// `memory_store`'s answer.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Stored {
     /// The new id.
     pub id: String,
@@ -126,7 +126,7 @@ pub struct Stored {
 }
 
 /// `memory_retrieve`'s answer: the seed's keys, then the reference's extra ones.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Retrieved {
     /// Id.
     pub id: String,
@@ -160,7 +160,7 @@ pub struct Retrieved {
 }
 
 /// One search result.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct SearchHit {
     /// Id.
     pub id: String,
@@ -180,7 +180,7 @@ pub struct SearchHit {
 }
 
 /// `memory_search`'s answer.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct SearchOutcome {
     /// The page.
     pub results: Vec<SearchHit>,
@@ -189,7 +189,7 @@ pub struct SearchOutcome {
 }
 
 /// The contradiction check of an entity update (reference shape, camelCase).
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Contradiction {
     /// Whether a peer disagrees.
@@ -203,7 +203,7 @@ pub struct Contradiction {
 }
 
 /// `memory_update`'s answer.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Updated {
     /// Id.
     pub id: String,
@@ -217,7 +217,7 @@ pub struct Updated {
 }
 
 /// `memory_delete`'s answer.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Archived {
     /// Id.
     pub id: String,
@@ -228,7 +228,7 @@ pub struct Archived {
 }
 
 /// One row of the credit report.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ReportRow {
     /// Id.
     pub id: String,
@@ -241,7 +241,7 @@ pub struct ReportRow {
 }
 
 /// `credit_report`'s answer.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct CreditReport {
     /// Live memories with a credit row.
     pub total_memories: usize,
@@ -260,7 +260,7 @@ pub struct CreditReport {
 }
 
 /// `memory_feedback`'s answer.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Feedback {
     /// The signal.
     pub signal: Signal,

@@ -43,10 +43,11 @@ trait ErasedServer: Send + Sync {
     fn close(&self);
     fn serve_stdio(&self) -> BoxFuture<'static, Result<(), ServeError>>;
     fn info(&self) -> ServerConfig;
-    fn list_tools(&self) -> ListToolsResult;
+    fn list_tools(&self, context: &Context) -> ListToolsResult;
     fn call_tool(
         &self,
         request: CallToolRequestParams,
+        context: Context,
     ) -> BoxFuture<'_, Result<CallToolResponse, ErrorData>>;
     fn list_prompts(&self) -> ListPromptsResult;
     fn get_prompt(
@@ -80,15 +81,16 @@ impl<S: Send + Sync + 'static> ErasedServer for Server<S> {
         Server::info(self)
     }
 
-    fn list_tools(&self) -> ListToolsResult {
-        self.list_tools_result()
+    fn list_tools(&self, context: &Context) -> ListToolsResult {
+        self.list_tools_result(context.protocol_version().as_ref())
     }
 
     fn call_tool(
         &self,
         request: CallToolRequestParams,
+        context: Context,
     ) -> BoxFuture<'_, Result<CallToolResponse, ErrorData>> {
-        Box::pin(self.call_tool_request(request))
+        Box::pin(self.call_tool_request(request, context))
     }
 
     fn list_prompts(&self) -> ListPromptsResult {
@@ -116,17 +118,17 @@ impl ServerHandler for Handler {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: Context,
+        context: Context,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(self.0.list_tools())
+        Ok(self.0.list_tools(&context))
     }
 
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: Context,
+        context: Context,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.0.call_tool(request).await
+        self.0.call_tool(request, context).await
     }
 
     async fn list_prompts(

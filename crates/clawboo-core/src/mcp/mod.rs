@@ -1,10 +1,23 @@
 //! The MCP layer: the only module that touches rmcp.
 //!
 //! Owns: how a tool is declared ([`Tool::new`]: a name, a description, an argument type deriving
-//! `Deserialize + JsonSchema`, a handler), how a prompt is declared ([`Prompt`]), how a result is
-//! shaped (`content: [{type:"text"}]` with `isError` always present, `_meta.denied` on a policy
-//! denial), how domain errors become tool-errors ([`ToolError`], in [`to_call_result`]), and serving
-//! over stdio ([`stdio`]) and Streamable HTTP ([`http`]).
+//! `Deserialize + JsonSchema`, a handler; then its [`Annotations`] and, for a tool that answers
+//! JSON, its answer type with [`Tool::output`]), how a prompt is declared ([`Prompt`]), how a result
+//! is shaped (`content: [{type:"text"}]` with `isError` always present, `_meta.denied` on a policy
+//! denial, `structuredContent` beside the text of a tool with an output type), how domain errors
+//! become tool-errors ([`ToolError`], in [`to_call_result`]), and serving over stdio ([`stdio`])
+//! and Streamable HTTP ([`http`]).
+//!
+//! Structured output: a tool declared with [`Tool::output`] lists an `outputSchema` generated from
+//! its answer type, and its successful result carries `structuredContent`, the text block parsed:
+//! the text is byte for byte what it was before structured output existed, so a client that reads
+//! only `content` sees no change. An answer that is a JSON array is advertised and sent as the array
+//! it is (protocol `2026-07-28` allows any JSON value, SEP-2106), not wrapped in an object that
+//! the text would not match; a peer on an older version, which allows only objects, gets neither
+//! the schema nor the structured content of a tool whose schema is not an object (an array, or
+//! `memory_search`'s array-or-object), and reads the text as before. A peer on a version older than
+//! `2025-06-18`, which has no structured output and no tool `title`, gets neither; one older than
+//! `2025-03-26` gets no annotations.
 //!
 //! Guarantees: arguments are checked against the advertised schema before a handler runs, and a
 //! failure is a tool-error starting `invalid args: ` that names the field; an unknown tool is a
@@ -16,6 +29,7 @@
 //!
 //! Must never: know any domain. Servers declare their tools here; repositories never see MCP.
 
+mod annotations;
 mod erased;
 mod frame;
 pub mod http;
@@ -25,28 +39,36 @@ pub mod stdio;
 
 use std::sync::Arc;
 
-use rmcp::ErrorData;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
     GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult, ListToolsResult,
     MetaObject, PromptArgument, PromptMessage, ProtocolVersion, Role, ServerCapabilities,
     ServerConfig, ServerResult,
 };
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+pub use annotations::Annotations;
 pub use erased::{McpServer, serve_stdio};
 pub use schema::input_schema_for;
 
 /// The version every server advertises and every bin reports: the workspace's package version.
 pub const SERVER_VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// A successful tool result: one or more text blocks.
+/// A successful tool result: one or more text blocks, and the structured content of a tool
+/// declared with an output type.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Reply {
     blocks: Vec<String>,
+    /// The first block is JSON ([`Reply::json`]).
+    json: bool,
+    /// `structuredContent`, and the first protocol version that may carry it: set by [`Tool`] for
+    /// a tool with an output type.
+    structured: Option<(Value, ProtocolVersion)>,
 }
 
 impl Reply {
@@ -54,13 +76,19 @@ impl Reply {
     pub fn json(value: &impl Serialize) -> Self {
         let text = serde_json::to_string_pretty(value)
             .unwrap_or_else(|e| format!("{{\"error\":\"unserialisable result: {e}\"}}"));
-        Self { blocks: vec![text] }
+        Self {
+            blocks: vec![text],
+            json: true,
+            structured: None,
+        }
     }
 
     /// A result whose text is `text` as it is.
     pub fn text(text: impl Into<String>) -> Self {
         Self {
             blocks: vec![text.into()],
+            json: false,
+            structured: None,
         }
     }
 
@@ -131,6 +159,8 @@ pub struct Tool<S> {
     name: &'static str,
     description: String,
     input_schema: Map<String, Value>,
+    annotations: Option<Annotations>,
+    output_schema: Option<Map<String, Value>>,
     handler: Handler<S>,
     /// The argument that makes a call wait ([`Tool::waits_when_given`]).
     waits_on: Option<&'static str>,
@@ -149,6 +179,8 @@ impl<S> Tool<S> {
             name,
             description: description.into(),
             input_schema: input_schema_for::<A>(),
+            annotations: None,
+            output_schema: None,
             handler: Box::new(move |state, args| {
                 let args: A = serde_json::from_value(args).map_err(ToolError::invalid_args)?;
                 handler(state, args)
@@ -178,6 +210,22 @@ impl<S> Tool<S> {
         self.name
     }
 
+    /// Says what calling the tool does to the world (MCP's tool annotations). Every tool of every
+    /// server declares them; `tools/list` sends them.
+    pub fn annotations(mut self, annotations: Annotations) -> Self {
+        self.annotations = Some(annotations);
+        self
+    }
+
+    /// Declares that every successful answer is [`Reply::json`] of an `O`: `tools/list` advertises
+    /// `O`'s schema as the tool's `outputSchema`, and each result carries the answer as
+    /// `structuredContent` beside its unchanged text. Only for a tool whose every success is JSON
+    /// of that type (a client checks `structuredContent` against the schema).
+    pub fn output<O: JsonSchema>(mut self) -> Self {
+        self.output_schema = Some(schema::output_schema_for::<O>());
+        self
+    }
+
     /// The tool's advertised input schema.
     #[cfg(test)]
     pub fn input_schema(&self) -> &Map<String, Value> {
@@ -189,8 +237,56 @@ impl<S> Tool<S> {
         schema::coerce_whole_numbers(&self.input_schema, &mut args);
         let without_nulls: Map<String, Value> =
             args.into_iter().filter(|(_, v)| !v.is_null()).collect();
-        (self.handler)(state, Value::Object(without_nulls))
+        let mut reply = (self.handler)(state, Value::Object(without_nulls))?;
+        if let Some(since) = self.structured_since().filter(|_| reply.json) {
+            reply.structured = reply
+                .blocks
+                .first()
+                .and_then(|text| serde_json::from_str(text).ok())
+                .map(|value| (value, since));
+        }
+        Ok(reply)
     }
+
+    /// The first protocol version that can carry this tool's structured output: `2025-06-18` for an
+    /// object schema, `2026-07-28` for any other (SEP-2106); `None` without an output type.
+    fn structured_since(&self) -> Option<ProtocolVersion> {
+        let schema = self.output_schema.as_ref()?;
+        Some(
+            if schema.get("type") == Some(&Value::String("object".into())) {
+                ProtocolVersion::V_2025_06_18
+            } else {
+                ProtocolVersion::V_2026_07_28
+            },
+        )
+    }
+
+    /// The tool as `tools/list` describes it to a peer on `protocol`.
+    fn describe(&self, protocol: Option<&ProtocolVersion>) -> rmcp::model::Tool {
+        let mut tool = rmcp::model::Tool::new(
+            self.name,
+            self.description.clone(),
+            Arc::new(self.input_schema.clone()),
+        );
+        if supports(protocol, &ProtocolVersion::V_2025_03_26) {
+            tool.annotations = self.annotations.as_ref().map(Annotations::to_rmcp);
+        }
+        if supports(protocol, &ProtocolVersion::V_2025_06_18) {
+            tool.title = self.annotations.as_ref().map(|a| a.title().to_owned());
+        }
+        if self
+            .structured_since()
+            .is_some_and(|since| supports(protocol, &since))
+        {
+            tool.output_schema = self.output_schema.clone().map(Arc::new);
+        }
+        tool
+    }
+}
+
+/// Whether a peer on `protocol` speaks `since` or later (no version known: the newest).
+fn supports(protocol: Option<&ProtocolVersion>, since: &ProtocolVersion) -> bool {
+    protocol.is_none_or(|v| v.as_str() >= since.as_str())
 }
 
 type Renderer<S> = Box<dyn Fn(&S, &Map<String, Value>) -> Result<String, ToolError> + Send + Sync>;
@@ -233,6 +329,8 @@ pub struct CallOutcome {
     pub is_error: bool,
     /// `_meta.denied`, if present.
     pub denied: Option<String>,
+    /// `structuredContent`, if present.
+    pub structured: Option<Value>,
 }
 
 impl CallOutcome {
@@ -251,6 +349,7 @@ impl CallOutcome {
                 .and_then(|m| m.0.get("denied"))
                 .and_then(Value::as_str)
                 .map(str::to_owned),
+            structured: result.structured_content.clone(),
         }
     }
 
@@ -267,11 +366,18 @@ impl CallOutcome {
     }
 }
 
-/// The one function that shapes a handler's outcome for the wire.
-fn to_call_result(result: ToolResult) -> CallToolResult {
+/// The one function that shapes a handler's outcome for the wire, for a peer on `protocol`.
+fn to_call_result(result: ToolResult, protocol: Option<&ProtocolVersion>) -> CallToolResult {
     match result {
         Ok(reply) => {
-            CallToolResult::success(reply.blocks.into_iter().map(ContentBlock::text).collect())
+            let mut out =
+                CallToolResult::success(reply.blocks.into_iter().map(ContentBlock::text).collect());
+            if let Some((value, since)) = reply.structured
+                && supports(protocol, &since)
+            {
+                out.structured_content = Some(value);
+            }
+            out
         }
         Err(err) => {
             let mut out = CallToolResult::error(vec![ContentBlock::text(err.message)]);
@@ -412,7 +518,7 @@ impl<S: Send + Sync + 'static> Server<S> {
     /// Runs one call synchronously, as `tools/call` would (argument check, handler, error shaping).
     #[cfg(test)]
     pub fn call(&self, name: &str, args: Value) -> CallOutcome {
-        CallOutcome::read(&to_call_result(self.run_tool(name, args)))
+        CallOutcome::read(&to_call_result(self.run_tool(name, args), None))
     }
 
     fn run_tool(&self, name: &str, args: Value) -> ToolResult {
@@ -463,22 +569,17 @@ impl<S: Send + Sync + 'static> Server<S> {
         let result =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run_tool(&name, args)))
                 .map_err(|_| ErrorData::internal_error("handler failed: it panicked", None))?;
-        let mut result: ServerResult = CallToolResponse::from(to_call_result(result)).into();
+        let mut result: ServerResult =
+            CallToolResponse::from(to_call_result(result, protocol)).into();
         shape_for_protocol(&mut result, protocol);
         Ok(result)
     }
 
-    fn rmcp_tools(&self) -> Vec<rmcp::model::Tool> {
+    fn rmcp_tools(&self, protocol: Option<&ProtocolVersion>) -> Vec<rmcp::model::Tool> {
         self.inner
             .tools
             .iter()
-            .map(|t| {
-                rmcp::model::Tool::new(
-                    t.name,
-                    t.description.clone(),
-                    Arc::new(t.input_schema.clone()),
-                )
-            })
+            .map(|t| t.describe(protocol))
             .collect()
     }
 
@@ -572,21 +673,23 @@ impl<S: Send + Sync + 'static> Server<S> {
         config
     }
 
-    /// `tools/list`: every tool, in order.
-    fn list_tools_result(&self) -> ListToolsResult {
-        ListToolsResult::with_all_items(self.rmcp_tools())
+    /// `tools/list`: every tool, in order, as a peer on `protocol` reads them.
+    fn list_tools_result(&self, protocol: Option<&ProtocolVersion>) -> ListToolsResult {
+        ListToolsResult::with_all_items(self.rmcp_tools(protocol))
     }
 
     /// `tools/call`, on the blocking pool.
     async fn call_tool_request(
         &self,
         request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let protocol = context.protocol_version();
         let server = self.clone();
         let name = request.name.to_string();
         let args = request.arguments.map_or(Value::Null, Value::Object);
         let result = blocking(move || server.run_tool(&name, args)).await?;
-        Ok(to_call_result(result).into())
+        Ok(to_call_result(result, protocol.as_ref()).into())
     }
 
     /// `prompts/list`: every prompt.
@@ -639,20 +742,124 @@ mod tests {
         }
     }
 
+    #[derive(Serialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct EchoAnswer {
+        message: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        widths: Option<Vec<u8>>,
+    }
+
     fn server() -> Server<()> {
         Server::builder("test", ())
-            .tool(Tool::new("echo", "Echo.", |_: &(), a: EchoArgs| {
-                if a.message.ends_with('!') {
-                    return Err(Refusal::TooLoud(a.message).into());
-                }
-                let repeated = a.message.repeat(a.times.unwrap_or(1) as usize);
-                let mut reply = json!({ "message": repeated });
-                if let Some(widths) = a.widths {
-                    reply["widths"] = json!(widths);
-                }
-                Ok(Reply::json(&reply))
-            }))
+            .tool(
+                Tool::new("plain", "Plain text.", |_: &(), _: EchoArgs| {
+                    Ok(Reply::text("{\"looks\": \"like json\"}"))
+                })
+                .annotations(Annotations::read_only("Plain")),
+            )
+            .tool(
+                Tool::new("echo", "Echo.", |_: &(), a: EchoArgs| {
+                    if a.message.ends_with('!') {
+                        return Err(Refusal::TooLoud(a.message).into());
+                    }
+                    let repeated = a.message.repeat(a.times.unwrap_or(1) as usize);
+                    let mut reply = json!({ "message": repeated });
+                    if let Some(widths) = a.widths {
+                        reply["widths"] = json!(widths);
+                    }
+                    Ok(Reply::json(&reply))
+                })
+                .annotations(Annotations::additive("Echo").idempotent())
+                .output::<EchoAnswer>(),
+            )
+            .tool(
+                Tool::new("spell", "Spell.", |_: &(), a: EchoArgs| {
+                    let letters: Vec<String> = a.message.chars().map(String::from).collect();
+                    Ok(Reply::json(&letters))
+                })
+                .annotations(Annotations::read_only("Spell"))
+                .output::<Vec<String>>(),
+            )
             .build()
+    }
+
+    fn wire<T: Serialize>(value: T) -> Value {
+        serde_json::to_value(value).unwrap()
+    }
+
+    #[test]
+    fn structured_content_is_the_text_parsed_only_for_tools_with_an_output_type() {
+        let out = server().call("echo", json!({"message": "hi", "widths": [1]}));
+        assert_eq!(
+            out.text(),
+            "{\n  \"message\": \"hi\",\n  \"widths\": [\n    1\n  ]\n}"
+        );
+        assert_eq!(
+            out.structured,
+            Some(json!({"message": "hi", "widths": [1]}))
+        );
+        let plain = server().call("plain", json!({"message": "hi"}));
+        assert_eq!(plain.structured, None, "a text answer is never structured");
+        let refused = server().call("echo", json!({"message": "hi!"}));
+        assert_eq!(refused.structured, None);
+    }
+
+    #[test]
+    fn what_a_tool_lists_follows_the_peers_protocol_version() {
+        let server = server();
+        let echo = &server.tools()[1];
+        let newest = wire(echo.describe(Some(&ProtocolVersion::V_2025_06_18)));
+        assert_eq!(newest["title"], "Echo");
+        assert_eq!(newest["annotations"]["idempotentHint"], true);
+        assert_eq!(newest["outputSchema"]["type"], "object");
+        assert_eq!(wire(echo.describe(None)), newest);
+        let before_structured = wire(echo.describe(Some(&ProtocolVersion::V_2025_03_26)));
+        assert_eq!(before_structured["annotations"]["readOnlyHint"], false);
+        assert!(before_structured.get("title").is_none());
+        assert!(before_structured.get("outputSchema").is_none());
+        let first = wire(echo.describe(Some(&ProtocolVersion::V_2024_11_05)));
+        assert!(first.get("annotations").is_none(), "{first}");
+        let result = || server.run_tool("echo", json!({"message": "hi"}));
+        let old = wire(to_call_result(
+            result(),
+            Some(&ProtocolVersion::V_2025_03_26),
+        ));
+        assert!(old.get("structuredContent").is_none(), "{old}");
+        let new = wire(to_call_result(
+            result(),
+            Some(&ProtocolVersion::V_2025_06_18),
+        ));
+        assert_eq!(new["structuredContent"], json!({"message": "hi"}));
+        assert_eq!(old["content"], new["content"]);
+    }
+
+    #[test]
+    fn an_array_answer_is_structured_only_for_peers_that_take_any_json() {
+        let server = server();
+        let spell = &server.tools()[2];
+        let listed = |v: &ProtocolVersion| wire(spell.describe(Some(v)));
+        assert!(
+            listed(&ProtocolVersion::V_2025_11_25)
+                .get("outputSchema")
+                .is_none()
+        );
+        assert_eq!(
+            listed(&ProtocolVersion::V_2026_07_28)["outputSchema"]["type"],
+            "array"
+        );
+        let result = || server.run_tool("spell", json!({"message": "ab"}));
+        let old = wire(to_call_result(
+            result(),
+            Some(&ProtocolVersion::V_2025_11_25),
+        ));
+        assert!(old.get("structuredContent").is_none(), "{old}");
+        let new = wire(to_call_result(
+            result(),
+            Some(&ProtocolVersion::V_2026_07_28),
+        ));
+        assert_eq!(new["structuredContent"], json!(["a", "b"]));
+        assert_eq!(old["content"], new["content"]);
     }
 
     #[test]
@@ -704,10 +911,11 @@ mod tests {
 
     #[test]
     fn wire_result_always_carries_is_error() {
-        let ok = serde_json::to_value(to_call_result(Ok(Reply::text("x")))).unwrap();
+        let ok = serde_json::to_value(to_call_result(Ok(Reply::text("x")), None)).unwrap();
         assert_eq!(ok["isError"], false);
         assert_eq!(ok["content"][0]["type"], "text");
-        let err = serde_json::to_value(to_call_result(Err(ToolError::denied("no", "r")))).unwrap();
+        let err =
+            serde_json::to_value(to_call_result(Err(ToolError::denied("no", "r")), None)).unwrap();
         assert_eq!(err["isError"], true);
         assert_eq!(err["_meta"]["denied"], "r");
     }

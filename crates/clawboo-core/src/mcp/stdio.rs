@@ -578,25 +578,47 @@ mod tests {
         _wait_ms: Option<u32>,
     }
 
-    /// A server with an answer, a policy denial and a panic; `inline` says whether its handlers
-    /// never wait (so the reader answers its calls) unless `waitMs` asks to.
+    #[derive(serde::Serialize, JsonSchema)]
+    struct Shouted {
+        word: String,
+    }
+
+    /// A server with an answer, a policy denial and a panic, and two tools with structured output
+    /// (an object and an array); `inline` says whether its handlers never wait (so the reader
+    /// answers their calls) unless `waitMs` asks to.
     fn server(inline: bool) -> Server<()> {
-        let builder = Server::builder("inline-test", ()).tool(
-            Tool::new("shout", "Shout.", |_: &(), a: ShoutArgs| {
-                match a.word.as_str() {
-                    "no" => Err(ToolError::denied("refused: no", "policy")),
-                    "boom" => panic!("the handler broke"),
-                    "where" => Ok(Reply::text(
-                        std::thread::current()
-                            .name()
-                            .unwrap_or("unnamed")
-                            .to_owned(),
-                    )),
-                    word => Ok(Reply::json(&json!({ "word": word.to_uppercase() }))),
-                }
-            })
-            .waits_when_given("waitMs"),
-        );
+        let builder = Server::builder("inline-test", ())
+            .tool(
+                Tool::new("upper", "Upper.", |_: &(), a: ShoutArgs| {
+                    Ok(Reply::json(&Shouted {
+                        word: a.word.to_uppercase(),
+                    }))
+                })
+                .output::<Shouted>(),
+            )
+            .tool(
+                Tool::new("spell", "Spell.", |_: &(), a: ShoutArgs| {
+                    let letters: Vec<String> = a.word.chars().map(String::from).collect();
+                    Ok(Reply::json(&letters))
+                })
+                .output::<Vec<String>>(),
+            )
+            .tool(
+                Tool::new("shout", "Shout.", |_: &(), a: ShoutArgs| {
+                    match a.word.as_str() {
+                        "no" => Err(ToolError::denied("refused: no", "policy")),
+                        "boom" => panic!("the handler broke"),
+                        "where" => Ok(Reply::text(
+                            std::thread::current()
+                                .name()
+                                .unwrap_or("unnamed")
+                                .to_owned(),
+                        )),
+                        word => Ok(Reply::json(&json!({ "word": word.to_uppercase() }))),
+                    }
+                })
+                .waits_when_given("waitMs"),
+            );
         if inline {
             builder.handlers_never_wait()
         } else {
@@ -721,6 +743,10 @@ mod tests {
             json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "shout"}}),
             json!({"jsonrpc": "2.0", "id": 6, "method": "ping"}),
             json!({"jsonrpc": "2.0", "id": 7, "method": "ping", "params": {}}),
+            json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call",
+                   "params": {"name": "upper", "arguments": {"word": "up"}}}),
+            json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                   "params": {"name": "spell", "arguments": {"word": "ab"}}}),
         ];
         for version in ProtocolVersion::KNOWN_VERSIONS {
             let mut by_rmcp = Vec::new();
@@ -742,6 +768,17 @@ mod tests {
             assert_eq!(inline, by_rmcp, "protocol {version}");
             assert_eq!(inline.len(), calls.len() + 1, "{version}: {inline:?}");
             assert!(inline[1].contains("HI"), "{version}: {}", inline[1]);
+            let structured = |line: &str| {
+                serde_json::from_str::<Value>(line).unwrap()["result"]["structuredContent"].clone()
+            };
+            let (object, array) = (structured(&inline[8]), structured(&inline[9]));
+            // Structured output exists from 2025-06-18 on; an array needs 2026-07-28, which no
+            // `initialize` negotiates (asked for it, rmcp answers 2025-11-25).
+            let expected = match version.as_str() {
+                "2024-11-05" | "2025-03-26" => Value::Null,
+                _ => json!({"word": "UP"}),
+            };
+            assert_eq!((object, array), (expected, Value::Null), "{version}");
         }
     }
 

@@ -70,7 +70,7 @@ pub enum MemoryError {
 }
 
 /// A saved fact, as every surface returns it (the embedding is never shown).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Fact {
     /// UUID v4.
@@ -94,7 +94,7 @@ pub struct Fact {
 }
 
 /// One version of a procedure.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Procedure {
     /// UUID v4 of this version's row.
@@ -116,7 +116,7 @@ pub struct Procedure {
 }
 
 /// A fact or a procedure, saying which (`"kind": "fact" | "procedure"`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum Entry {
     /// A fact.

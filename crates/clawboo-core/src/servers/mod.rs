@@ -11,6 +11,7 @@
 pub mod clawbrain;
 pub mod memory;
 pub mod registry;
+mod risk;
 pub mod tasks;
 pub mod teamchat;
 pub mod tools;

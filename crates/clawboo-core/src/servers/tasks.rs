@@ -18,14 +18,15 @@
 use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 use crate::binding::TasksBinding;
-use crate::board::{self, AuthorType, BoardError, Caps, ListFilter, NewTask, Status};
+use crate::board::{
+    self, Ancestor, AuthorType, BoardError, Caps, Comment, ListFilter, NewTask, Status, Task,
+};
 use crate::db::{Check, Db, Hangup};
 use crate::log;
-use crate::mcp::{DomainError, Reply, Server, Tool, ToolError, ToolResult};
+use crate::mcp::{Annotations, DomainError, Reply, Server, Tool, ToolError, ToolResult};
 
 /// The server's `serverInfo.name`.
 pub const SERVER_NAME: &str = "clawboo-tasks";
@@ -221,6 +222,17 @@ struct LinkArgs {
     depends_on_task_id: String,
 }
 
+/// `get_task`'s answer.
+#[derive(Serialize, JsonSchema)]
+struct TaskDetail {
+    /// The task.
+    task: Task,
+    /// Its comments, oldest first.
+    comments: Vec<Comment>,
+    /// Its parent, the parent's parent, and so on.
+    ancestors: Vec<Ancestor>,
+}
+
 fn list_tasks(s: &TasksState, a: ListTasksArgs) -> ToolResult {
     let filter = ListFilter {
         team_id: s.bound_team.clone().or(a.team_id),
@@ -264,11 +276,11 @@ fn get_task(s: &TasksState, a: TaskIdArgs) -> ToolResult {
         .ok_or_else(|| TasksError::from(BoardError::no_task(&a.task_id)))?;
     let comments = board::comments(&conn, &a.task_id).map_err(TasksError::from)?;
     let ancestors = board::ancestors(&conn, &a.task_id).map_err(TasksError::from)?;
-    Ok(Reply::json(&json!({
-        "task": task,
-        "comments": comments,
-        "ancestors": ancestors,
-    })))
+    Ok(Reply::json(&TaskDetail {
+        task,
+        comments,
+        ancestors,
+    }))
 }
 
 fn create(s: &TasksState, new: NewTask) -> ToolResult {
@@ -435,64 +447,138 @@ fn build_with_lease(
         default_lease,
         hangup,
     };
+    // Annotations (mcp::annotations says what each word means): the board is this install's own
+    // database, so no tool is open-world.
     Server::builder(SERVER_NAME, state)
         // Every handler is a few statements on this process's connection, but a list_tasks that
         // asks to wait, which says so.
         .handlers_never_wait()
         .on_close(|s: &TasksState| s.hangup.raise())
-        .tool(Tool::new("list_tasks", list_description, list_tasks).waits_when_given("waitMs"))
-        .tool(Tool::new(
-            "get_task",
-            "Get a task with its comments and ancestor chain.",
-            get_task,
-        ))
-        .tool(Tool::new(
-            "create_task",
-            "Create a board task. With parentTaskId set it is a subtask: the per-parent child-count and nesting-depth caps apply. Without one it is a root task, rate-limited per rolling window.",
-            create_task,
-        ))
-        .tool(Tool::new(
-            "create_subtask",
-            "Create a subtask under a parent (inherits the parent team). Capped per parent (child count) and by nesting depth.",
-            create_subtask,
-        ))
-        .tool(Tool::new("claim_task", claim_description, claim_task))
-        .tool(Tool::new("assign_task", assign_description, claim_task))
-        .tool(Tool::new(
-            "release_task",
-            "Release an in-progress task back to todo.",
-            release_task,
-        ))
-        .tool(Tool::new(
-            "update_task_status",
-            "Transition a task status (state-machine enforced; illegal transitions error).",
-            |s: &TasksState, a: UpdateStatusArgs| s.move_to(&a.task_id, a.status, "status change"),
-        ))
-        .tool(Tool::new(
-            "block_task",
-            "Mark a task blocked.",
-            |s: &TasksState, a: TaskIdArgs| s.move_to(&a.task_id, Status::Blocked, "block"),
-        ))
-        .tool(Tool::new(
-            "unblock_task",
-            "Unblock a task (back to todo).",
-            |s: &TasksState, a: TaskIdArgs| s.move_to(&a.task_id, Status::Todo, "unblock"),
-        ))
-        .tool(Tool::new(
-            "add_comment",
-            "Add a comment to a task (report-up summaries, system notes).",
-            add_comment,
-        ))
-        .tool(Tool::new(
-            "link_task",
-            "Make taskId depend on dependsOnTaskId (it stays unready until the dependency is done).",
-            link_task,
-        ))
-        .tool(Tool::new(
-            "renew_task_lease",
-            "Renew your lease on a task you claimed with leaseSeconds: it runs leaseSeconds (default: the claim's length) from now. Renew well before leaseExpiresAt; once a lease has run out the task is back in todo and this call fails with lease_expired.",
-            renew_task_lease,
-        ))
+        .tool(
+            Tool::new("list_tasks", list_description, list_tasks)
+                .waits_when_given("waitMs")
+                // Reads only. (A lease that has run out is already over: returning its task to
+                // todo first only records that, as every read of the board does.)
+                .annotations(Annotations::read_only("List tasks"))
+                .output::<Vec<Task>>(),
+        )
+        .tool(
+            Tool::new(
+                "get_task",
+                "Get a task with its comments and ancestor chain.",
+                get_task,
+            )
+            // Reads only (leases as for list_tasks).
+            .annotations(Annotations::read_only("Get a task"))
+            .output::<TaskDetail>(),
+        )
+        .tool(
+            Tool::new(
+                "create_task",
+                "Create a board task. With parentTaskId set it is a subtask: the per-parent child-count and nesting-depth caps apply. Without one it is a root task, rate-limited per rolling window.",
+                create_task,
+            )
+            // Adds a task; each call adds another.
+            .annotations(Annotations::additive("Create a task"))
+            .output::<Task>(),
+        )
+        .tool(
+            Tool::new(
+                "create_subtask",
+                "Create a subtask under a parent (inherits the parent team). Capped per parent (child count) and by nesting depth.",
+                create_subtask,
+            )
+            // Adds a task; each call adds another.
+            .annotations(Annotations::additive("Create a subtask"))
+            .output::<Task>(),
+        )
+        .tool(
+            Tool::new("claim_task", claim_description, claim_task)
+                // Fills the empty assignee of a todo task, which release_task takes back. A repeat
+                // changes nothing but answers "conflict", which reads as a lost race: not
+                // retry-safe.
+                .annotations(Annotations::additive("Claim a task"))
+                .output::<Task>(),
+        )
+        .tool(
+            Tool::new("assign_task", assign_description, claim_task)
+                // The same claim.
+                .annotations(Annotations::additive("Assign a task"))
+                .output::<Task>(),
+        )
+        .tool(
+            Tool::new(
+                "release_task",
+                "Release an in-progress task back to todo.",
+                release_task,
+            )
+            // Clears the assignee and the stored verification verdict; a repeat is refused and
+            // changes nothing.
+            .annotations(Annotations::destructive("Release a task").idempotent()),
+        )
+        .tool(
+            Tool::new(
+                "update_task_status",
+                "Transition a task status (state-machine enforced; illegal transitions error).",
+                |s: &TasksState, a: UpdateStatusArgs| {
+                    s.move_to(&a.task_id, a.status, "status change")
+                },
+            )
+            // Can close a task for good (done and cancelled are terminal); moving to the status a
+            // task already has changes nothing.
+            .annotations(Annotations::destructive("Change a task's status").idempotent())
+            .output::<Task>(),
+        )
+        .tool(
+            Tool::new(
+                "block_task",
+                "Mark a task blocked.",
+                |s: &TasksState, a: TaskIdArgs| s.move_to(&a.task_id, Status::Blocked, "block"),
+            )
+            // A status move unblock_task undoes; blocking a blocked task changes nothing.
+            .annotations(Annotations::additive("Block a task").idempotent())
+            .output::<Task>(),
+        )
+        .tool(
+            Tool::new(
+                "unblock_task",
+                "Unblock a task (back to todo).",
+                |s: &TasksState, a: TaskIdArgs| s.move_to(&a.task_id, Status::Todo, "unblock"),
+            )
+            // A status move block_task undoes; a repeat changes nothing.
+            .annotations(Annotations::additive("Unblock a task").idempotent())
+            .output::<Task>(),
+        )
+        .tool(
+            Tool::new(
+                "add_comment",
+                "Add a comment to a task (report-up summaries, system notes).",
+                add_comment,
+            )
+            // Adds a comment; each call adds another.
+            .annotations(Annotations::additive("Comment on a task"))
+            .output::<Comment>(),
+        )
+        .tool(
+            Tool::new(
+                "link_task",
+                "Make taskId depend on dependsOnTaskId (it stays unready until the dependency is done).",
+                link_task,
+            )
+            // Adds a dependency; linking the same pair again changes nothing.
+            .annotations(Annotations::additive("Link tasks").idempotent()),
+        )
+        .tool(
+            Tool::new(
+                "renew_task_lease",
+                "Renew your lease on a task you claimed with leaseSeconds: it runs leaseSeconds (default: the claim's length) from now. Renew well before leaseExpiresAt; once a lease has run out the task is back in todo and this call fails with lease_expired.",
+                renew_task_lease,
+            )
+            // Moves the holder's own lease deadline later and nothing else; a repeat sets it to
+            // the same length from now again (retry-safe), and a lease that ran out is refused.
+            .annotations(Annotations::additive("Renew a task lease").idempotent())
+            .output::<Task>(),
+        )
         .build()
 }
 

@@ -170,7 +170,8 @@ fn to_result(outcome: Outcome) -> ToolResult {
 }
 
 /// The MCP tool for the builtin `B`, or `None` when `broker` may not offer it (a hidden tool is
-/// unknown to the client). Its arguments are read and checked once, into [`Parsed`], by
+/// unknown to the client). Its annotations follow its broker risk ([`super::risk`]). Its arguments
+/// are read and checked once, into [`Parsed`], by
 /// [`Tool::new`]; bad arguments are an `invalid args: …` tool-error that never reaches the broker.
 fn brokered<B: Builtin>(broker: &Broker) -> Option<Tool<ToolsState>> {
     let info = B::INFO;
@@ -182,6 +183,7 @@ fn brokered<B: Builtin>(broker: &Broker) -> Option<Tool<ToolsState>> {
                 to_result(state.broker.call(args, &state.caller)?)
             },
         )
+        .annotations(super::risk::annotations(info.name, info.risk))
     })
 }
 

@@ -55,7 +55,7 @@ pub enum SearchMode {
 }
 
 /// How a hit was found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum MatchedVia {
     /// Full-text.
@@ -67,7 +67,7 @@ pub enum MatchedVia {
 }
 
 /// One search result: the entry, its score in `[0, 1]` and how it was found.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SearchHit {
     /// The fact or procedure.
