@@ -171,6 +171,9 @@ pub(super) fn corpus_rows(
             },
         ));
     }
+    for row in &rows {
+        progress(row);
+    }
     let texts: Vec<&str> = queries.iter().map(|q| q.text.as_str()).collect();
     rows.push(measure(
         subjects,
@@ -336,6 +339,26 @@ fn million_rows(
     ));
     rows.push(Row::ours_only(subjects, label("file size"), "MiB", size));
     Ok(())
+}
+
+/// Reports a measured row on stderr as `measure` does, so a long run shows its figures as they come.
+fn progress(row: &Row) {
+    let vs: Vec<String> = row
+        .vs
+        .iter()
+        .map(|v| v.map_or("n/a".into(), |v| format!("{v:.3}")))
+        .collect();
+    eprintln!(
+        "  {}: {} {}{}",
+        row.name,
+        row.ours.map_or("n/a".into(), |v| format!("{v:.3}")),
+        row.unit,
+        if vs.is_empty() {
+            String::new()
+        } else {
+            format!(" (vs {})", vs.join(", "))
+        }
+    );
 }
 
 /// The words of a sentence (split on white space).
