@@ -248,7 +248,7 @@ pub fn page(
     let rows = conn
         .prepare_cached(
             "SELECT rowid, id, tool_name, agent_id, phase, decision, args_summary, result_summary,
-                    is_error, tenant_id, created_at
+                    is_error, tenant_id, created_at, caller
              FROM tool_call_audit
              WHERE (?1 IS NULL OR tool_name = ?1) AND (?2 IS NULL OR agent_id = ?2)
                AND (?3 IS NULL OR decision = ?3)
