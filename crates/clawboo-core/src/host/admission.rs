@@ -98,9 +98,10 @@ impl Admission {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "))
             .map(str::to_owned);
-        let page_token = (request.method() == Method::GET && console::is_page(request.uri().path()))
-            .then(|| rest::query_value(request.uri().query(), "token"))
-            .flatten();
+        let page_token = (request.method() == Method::GET
+            && console::is_page(request.uri().path()))
+        .then(|| rest::query_value(request.uri().query(), "token"))
+        .flatten();
         match bearer.or(page_token).and_then(|t| self.tokens.find(&t)) {
             Some(caller) => Ok(caller),
             None => {
