@@ -251,8 +251,7 @@ fn terminate(pid: u32) {
 }
 
 #[test]
-#[ignore = "regressed when the branches were integrated: at SIGTERM the waiting approval stays pending (passes on the longrun branch alone); to be fixed first"]
-fn at_sigterm_a_waiting_approval_expires_and_the_host_exits_within_its_grace() {
+fn at_sigterm_a_waiting_approval_expires_its_answer_arrives_and_the_host_exits_within_its_grace() {
     let dir = TempDir::new("longrun-shutdown");
     let host = Host::start(
         TOOLS,
@@ -262,8 +261,6 @@ fn at_sigterm_a_waiting_approval_expires_and_the_host_exits_within_its_grace() {
     );
     let mut tools = host.session("/api/mcp/tools");
     std::thread::scope(|scope| {
-        // How its connection ends is not checked here (see the report: the answer of a call in
-        // flight at shutdown is not yet guaranteed to reach the client).
         let waiting = scope.spawn(move || tools.call("delete_path", json!({"path": "/tmp/x"})));
         poll_until(Duration::from_secs(30), || {
             let rows = host.get("/api/tools/approvals").json()["approvals"].clone();
@@ -272,7 +269,15 @@ fn at_sigterm_a_waiting_approval_expires_and_the_host_exits_within_its_grace() {
         .expect("no approval appeared");
         let started = Instant::now();
         terminate(host.pid());
-        let _ = waiting.join();
+        // The call in flight gets its answer before the host goes: refused, the wait abandoned.
+        let answer = waiting.join().expect("the waiting call got no answer");
+        assert!(answer.is_error, "{}", answer.text());
+        assert_eq!(
+            answer.denied.as_deref(),
+            Some("approval:abandoned"),
+            "{}",
+            answer.text()
+        );
         assert!(started.elapsed() < Duration::from_secs(10));
     });
     let out = bin(TOOLS, &["approvals", "--json"], &dir.db_path());

@@ -64,10 +64,11 @@ impl Host {
         self.run_until(shutdown_signal()).await;
     }
 
-    /// Serves until `stop` completes, then: stops accepting, lets every connection finish the
-    /// call it is answering (keep-alive off), waits up to half the shutdown grace for them, ends
-    /// every session (their close hooks stop waiting calls, which expire their approval requests,
-    /// as at the end of a stdio session), and waits out the rest of the grace for the answers.
+    /// Serves until `stop` completes, then: stops accepting, runs every session's close hooks
+    /// (a waiting call stops waiting: its approval request expires, as at the end of a stdio
+    /// session, and its answer goes out), lets every connection finish the call it is answering
+    /// (keep-alive off) for up to half the shutdown grace, ends every session (which closes the
+    /// streams still open), and waits out the rest of the grace for those connections.
     pub async fn run_until(self, stop: impl std::future::Future<Output = ()>) {
         let state = Arc::clone(&self.state);
         let limits = state.limits;
@@ -114,6 +115,9 @@ impl Host {
         sweeper.abort();
         log::info("shutting down: finishing in-flight calls, then ending every session");
         let _ = closing.send(true);
+        for mount in &state.mounts {
+            mount.service.hang_up_all();
+        }
         let half = limits.shutdown_grace / 2;
         let _ = tokio::time::timeout(half, drain(&mut connections)).await;
         for mount in &state.mounts {
