@@ -9,6 +9,7 @@
 
 pub mod browser;
 pub mod fixtures;
+pub mod heldout;
 pub mod http;
 pub mod loopback;
 pub mod python;

@@ -1,12 +1,14 @@
 //! Waiting instead of polling, across processes: a `team_chat_subscribe` or a ready
 //! `list_tasks` with `waitMs`, waiting in one stdio process, is woken by a write from another; a
-//! waiting call leaves its session answering; closing stdin ends it at once.
+//! waiting call leaves its session answering; closing stdin, or deleting the HTTP session, ends it
+//! at once.
 //!
 //! Latencies are logged, never asserted: a test only checks that the call was woken (it answered
 //! with what the other process wrote, before its deadline). `cargo xtask bench` measures them.
 
 use std::time::{Duration, Instant};
 
+use clawboo_tests::http::Host;
 use clawboo_tests::{Server, TempDir, ToolReply};
 use serde_json::{Value, json};
 
@@ -183,4 +185,40 @@ fn closing_stdin_ends_a_waiting_call_at_once() {
         );
         assert_eq!(status.code(), Some(0), "{bin}");
     }
+}
+
+#[test]
+fn deleting_an_http_session_ends_its_waiting_call() {
+    let dir = TempDir::new("wait-http");
+    let host = Host::start(TEAMCHAT, &[], &dir.db_path(), &[]);
+    let path = "/api/mcp/teamchat";
+    let session = host.session(path);
+    let id = session.id.clone().expect("a session id");
+    let wait_ms = 50_000;
+    std::thread::scope(|scope| {
+        let waiting = scope.spawn(move || {
+            let started = Instant::now();
+            let reply = session.post(&json!({
+                "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                "params": call_args(
+                    "team_chat_subscribe",
+                    json!({"waitMs": wait_ms, "authorAgentId": "a", "teamId": "t"}),
+                ),
+            }));
+            (reply, started.elapsed())
+        });
+        std::thread::sleep(Duration::from_millis(300));
+        let deleted = host.send("DELETE", path, &[("mcp-session-id", &id)], b"");
+        assert!(deleted.status < 300, "{}: {}", deleted.status, deleted.body);
+        let (reply, took) = waiting.join().expect("the waiting request");
+        eprintln!(
+            "the waiting call's request ended {:.1} ms after it was sent (status {})",
+            took.as_secs_f64() * 1e3,
+            reply.status
+        );
+        assert!(
+            took < Duration::from_millis(wait_ms),
+            "the call waited for its deadline instead of ending with its session"
+        );
+    });
 }

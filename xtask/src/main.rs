@@ -49,11 +49,12 @@ const VERBS: [Verb; 5] = [
     },
     Verb {
         name: "bench",
-        synopsis: "[--quick] [--vs 'COMMAND']...",
+        synopsis: "[--quick] [--memory] [--vs 'COMMAND']...",
         about: "whole-process benchmarks over stdio with the release bins (cold start, round\n\
                 trips, 16 sessions over HTTP vs 16 stdio processes, an 8-process claim race,\n\
                 memory search at 10k/100k facts, peak RSS, scrubber MB/s);\n\
-                --quick for a smoke run, --vs 'COMMAND' to compare another stdio server",
+                --quick for a smoke run (no million-fact store), --memory for the memory_search rows\n\
+                only, --vs 'COMMAND' to compare another stdio server",
         run: bench_verb,
     },
     Verb {
@@ -90,18 +91,20 @@ fn flags(mut args: Args, allowed: &[&'static str]) -> anyhow::Result<Vec<&'stati
     Ok(on)
 }
 
-/// `bench [--quick] [--vs 'COMMAND']...`.
+/// `bench [--quick] [--memory] [--vs 'COMMAND']...`.
 fn bench_verb(mut args: Args) -> anyhow::Result<()> {
     let mut quick = false;
+    let mut memory_only = false;
     let mut vs = Vec::new();
     while let Some(word) = args.next_word()? {
         match &word {
             Word::Flag(flag) if flag == "--quick" => quick = true,
+            Word::Flag(flag) if flag == "--memory" => memory_only = true,
             Word::Flag(flag) if flag == "--vs" => vs.push(args.value()?),
             _ => return Err(word.unexpected().into()),
         }
     }
-    bench::run(quick, vs)
+    bench::run(quick, memory_only, vs)
 }
 
 /// xtask's `--help`: every verb.

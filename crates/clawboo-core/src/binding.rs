@@ -217,6 +217,7 @@ impl Scope {
 pub struct Binding {
     server: ServerKind,
     values: Vec<(Field, String)>,
+    token_name: Option<String>,
 }
 
 impl Binding {
@@ -230,7 +231,11 @@ impl Binding {
         if server == ServerKind::Teamchat && values.len() < server.fields().len() {
             values.clear();
         }
-        Self { server, values }
+        Self {
+            server,
+            values,
+            token_name: None,
+        }
     }
 
     /// `server`'s binding in this process's environment (stdio).
@@ -258,6 +263,18 @@ impl Binding {
     /// Whether no field is set (an unbound session).
     pub fn is_unbound(&self) -> bool {
         self.values.is_empty()
+    }
+
+    /// This binding for a session opened with the HTTP token named `name` (the host's
+    /// `Caller`); not a binding field: it names who connected, not whom the session acts for.
+    pub(crate) fn with_token_name(mut self, name: &str) -> Self {
+        self.token_name = Some(name.to_owned());
+        self
+    }
+
+    /// The name of the HTTP token the session was opened with, if any.
+    pub(crate) fn token_name(&self) -> Option<&str> {
+        self.token_name.as_deref()
     }
 
     /// The value of `field`, if bound.
@@ -393,12 +410,22 @@ pub fn form_encode(value: &str) -> String {
 /// Decodes one form-encoded component (`+` → space, `%XX` → byte); a malformed escape stays as
 /// typed and bytes that are not UTF-8 become U+FFFD.
 fn form_decode(text: &str) -> String {
+    percent_decode(text, true)
+}
+
+/// Decodes one URL path segment once (`%XX` → byte, `+` stays); a malformed escape stays as
+/// typed and bytes that are not UTF-8 become U+FFFD.
+pub fn path_decode(text: &str) -> String {
+    percent_decode(text, false)
+}
+
+fn percent_decode(text: &str, plus_is_space: bool) -> String {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
-            b'+' => out.push(b' '),
+            b'+' if plus_is_space => out.push(b' '),
             b'%' => {
                 let hex = bytes
                     .get(i + 1..i + 3)

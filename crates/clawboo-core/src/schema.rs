@@ -7,7 +7,10 @@
 //! table or a column).
 //!
 //! This is the one module that knows both `db` and the repositories, so `db` never imports a
-//! repository.
+//! repository; for the same reason `topics` (which tables changed, for the operator console's live
+//! updates) lives here.
+
+pub mod topics;
 
 use std::path::Path;
 
@@ -33,6 +36,29 @@ impl Db {
     pub fn open_in_memory() -> Result<Self, DbError> {
         Db::open_in_memory_with_schema(COMPONENTS)
     }
+}
+
+/// How the schema versions a file records compare with this build's: one line per component,
+/// `board 7 (current)`, `board 5 (older: this build migrates it on open)`, `board 9 (newer than
+/// this build's 7: use a newer build)`, or `board missing`.
+pub fn describe_versions(recorded: &[(String, i64)]) -> Vec<String> {
+    COMPONENTS
+        .iter()
+        .map(|part| {
+            let ours = i64::try_from(part.steps.len()).unwrap_or(i64::MAX);
+            let name = part.component;
+            match recorded.iter().find(|(c, _)| c == name) {
+                None => format!("{name} missing (created on open)"),
+                Some((_, v)) if *v == ours => format!("{name} {v} (current)"),
+                Some((_, v)) if *v < ours => {
+                    format!("{name} {v} (older than this build's {ours}: migrated on open)")
+                }
+                Some((_, v)) => {
+                    format!("{name} {v} (newer than this build's {ours}: use a newer build)")
+                }
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -84,7 +84,7 @@ fn cpu_seconds(pid: u32) -> anyhow::Result<f64> {
 }
 
 /// The share of one core `pid` used over `window`, in percent.
-fn cpu_percent(pid: u32, window: Duration) -> anyhow::Result<f64> {
+pub(super) fn cpu_percent(pid: u32, window: Duration) -> anyhow::Result<f64> {
     let before = cpu_seconds(pid)?;
     let started = Instant::now();
     std::thread::sleep(window);
@@ -95,7 +95,14 @@ fn cpu_percent(pid: u32, window: Duration) -> anyhow::Result<f64> {
 /// The host's CPU idle, then with [`WAITERS`] waiting subscribers.
 fn host_cpu(window: Duration) -> anyhow::Result<(f64, f64)> {
     let dir = TempDir::new("bench-wait-host");
-    let host = Host::start("clawboo-mcp-teamchat", &[], &dir.db_path(), &[]);
+    // The row measures waiting, not the per-token rate limiter: a hundred sessions opened at once
+    // by one anonymous caller (three requests each) are a burst above the default limit.
+    let host = Host::start(
+        "clawboo-mcp-teamchat",
+        &["--rate-limit", "0"],
+        &dir.db_path(),
+        &[],
+    );
     let path = "/api/mcp/teamchat";
     // Settle after start-up before the idle window.
     std::thread::sleep(Duration::from_millis(500));

@@ -18,7 +18,7 @@ use crate::db::{Conn, immediate};
 
 /// Atomically claims a `todo`, unassigned, live task for `agent`: exactly one of any number of
 /// concurrent claimers wins. With `lease_seconds`, the claim holds the task only that long unless
-/// renewed (see [`super::lease`]); a task whose lease has run out is claimable, its expiry and the
+/// renewed (see the `lease` module); a task whose lease has run out is claimable, its expiry and the
 /// new claim written in one `BEGIN IMMEDIATE`. `conflict` means the task exists but was not
 /// claimable.
 pub fn claim(

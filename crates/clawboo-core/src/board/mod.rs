@@ -12,11 +12,13 @@
 //! The board is split by concern, each file with its own contract: [`task`] (the task row, reads by
 //! id, the capped creates), [`claim`] (the claim and every status move), [`lease`] (leases on
 //! claims: renewal and the expiry), [`deps`] (dependency links and the ready queue), [`comments`],
-//! [`listing`] (the list and the ancestor chain), [`error`] (the refusals and their wire texts) and
+//! [`listing`] (the list and the ancestor chain), [`console`] (the operator console's paged cards
+//! and links both ways), [`error`] (the refusals and their wire texts) and
 //! [`status`] (the state machine).
 
 mod claim;
 mod comments;
+mod console;
 mod deps;
 mod error;
 mod lease;
@@ -26,6 +28,7 @@ mod task;
 
 pub use claim::{claim, release, update_status};
 pub use comments::{AuthorType, Comment, add_comment, comments};
+pub use console::{BoardCursor, BoardQuery, TaskCard, links, page, teams};
 pub use deps::{link, ready};
 pub use error::{BoardError, TaskRole};
 pub use lease::{MAX_LEASE_SECONDS, expire_leases, next_expiry, renew};

@@ -163,11 +163,17 @@ pub struct ApprovalRow {
     /// vouches for it; `None` for a row nobody heart-beats.
     #[serde(skip)]
     pub heartbeat_until: Option<i64>,
-    /// Ours (not in the reference's REST shape): where the decision came from (`elicitation`,
-    /// `rest`, `page`, `console`, `cli`); `None` while pending, once expired, or when the
-    /// reference's writers decided.
-    #[serde(skip)]
+    /// Ours, shown only when set: where the decision came from (`elicitation`, `rest`,
+    /// `console`, `cli`); `None` while pending, once expired, or when the reference's writers
+    /// decided.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub decided_via: Option<String>,
+    /// Ours, shown only when set: the name of the HTTP token the call came in with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub caller: Option<String>,
+    /// Ours, shown only when set: who decided (a token's name, or `local operator`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolved_by: Option<String>,
 }
 
 impl ApprovalRow {
@@ -183,7 +189,7 @@ impl ApprovalRow {
     }
 }
 
-const COLUMNS: &str = "id, tool_name, agent_id, args_summary, reason, status, task_id, tenant_id, created_at, expires_at, resolved_at, heartbeat_until, decided_via";
+const COLUMNS: &str = "id, tool_name, agent_id, args_summary, reason, status, task_id, tenant_id, created_at, expires_at, resolved_at, heartbeat_until, caller, resolved_by, decided_via";
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<ApprovalRow> {
     Ok(ApprovalRow {
@@ -199,8 +205,28 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<ApprovalRow> {
         expires_at: row.get("expires_at")?,
         resolved_at: row.get("resolved_at")?,
         heartbeat_until: row.get("heartbeat_until")?,
+        caller: row.get("caller")?,
+        resolved_by: row.get("resolved_by")?,
         decided_via: row.get("decided_via")?,
     })
+}
+
+/// Who decided a request and through which surface, as its row records them (`resolved_by`,
+/// `decided_via`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Decider<'a> {
+    /// Who: a token's name, `local operator`, or the person answering in the agent's client.
+    pub by: &'a str,
+    /// Through which surface.
+    pub via: DecidedVia,
+}
+
+impl Decider<'static> {
+    /// The person who answered the question in the agent's MCP client (elicitation).
+    pub const IN_THE_CLIENT: Self = Decider {
+        by: "person in the client",
+        via: DecidedVia::Elicitation,
+    };
 }
 
 /// A request for approval.
@@ -239,12 +265,14 @@ pub fn create(conn: &Conn<'_>, new: &NewApproval<'_>) -> rusqlite::Result<Approv
         heartbeat_until: new
             .heartbeat
             .map(|lease| created_at.saturating_add(millis(lease))),
+        caller: new.actor.caller.map(str::to_owned),
+        resolved_by: None,
         decided_via: None,
     };
     conn.execute(
         "INSERT INTO tool_call_approvals (id, tool_name, agent_id, args_summary, reason, status,
-             task_id, tenant_id, created_at, expires_at, resolved_at, heartbeat_until)
-         VALUES (?1, ?2, ?3, ?4, ?5, 'pending', NULL, ?6, ?7, ?8, NULL, ?9)",
+             task_id, tenant_id, created_at, expires_at, resolved_at, heartbeat_until, caller)
+         VALUES (?1, ?2, ?3, ?4, ?5, 'pending', NULL, ?6, ?7, ?8, NULL, ?9, ?10)",
         params![
             row.id,
             row.tool_name,
@@ -254,7 +282,8 @@ pub fn create(conn: &Conn<'_>, new: &NewApproval<'_>) -> rusqlite::Result<Approv
             row.tenant_id,
             row.created_at,
             row.expires_at,
-            row.heartbeat_until
+            row.heartbeat_until,
+            row.caller
         ],
     )?;
     Ok(row)
@@ -311,9 +340,9 @@ fn sweep(tx: &Conn<'_>, now: i64) -> rusqlite::Result<usize> {
     Ok(stale.len())
 }
 
-/// Gives pending `row` its final `status` (decided `via` a person's surface, if one decided) and,
-/// for a tool call that will not run, writes the call's `after` audit row (`unrun`), in the
-/// caller's transaction. The update is guarded (`WHERE status = 'pending'`): on a row that is no
+/// Gives pending `row` its final `status` (decided by a person, if one decided: who and through
+/// which surface) and, for a tool call that will not run, writes the call's `after` audit row
+/// (`unrun`), in the caller's transaction. The update is guarded (`WHERE status = 'pending'`): on a row that is no
 /// longer pending it changes nothing and writes no audit row.
 fn finish(
     tx: &Conn<'_>,
@@ -321,17 +350,26 @@ fn finish(
     status: Status,
     unrun: Option<(Unrun, &str)>,
     now: i64,
-    via: Option<DecidedVia>,
+    decider: Option<Decider<'_>>,
 ) -> rusqlite::Result<()> {
+    let via = decider.map(|d| d.via);
     let changed = tx.execute(
-        "UPDATE tool_call_approvals SET status = ?2, resolved_at = ?3, decided_via = ?4
+        "UPDATE tool_call_approvals SET status = ?2, resolved_at = ?3, resolved_by = ?4,
+             decided_via = ?5
          WHERE id = ?1 AND status = 'pending'",
-        params![row.id, status.as_str(), now, via.map(DecidedVia::as_str)],
+        params![
+            row.id,
+            status.as_str(),
+            now,
+            decider.map(|d| d.by),
+            via.map(DecidedVia::as_str)
+        ],
     )?;
     if let (1, Some((end, why)), None) = (changed, unrun, &row.task_id) {
         let actor = Actor {
             agent_id: row.agent_id.as_deref(),
             tenant_id: row.tenant_id.as_deref(),
+            caller: row.caller.as_deref(),
         };
         let why = match via {
             Some(via) => format!("{why} (via {})", via.as_str()),
@@ -385,13 +423,13 @@ pub enum ResolveError {
 /// decision a row holds changes nothing (`changed: false`); asking for another one, or resolving a
 /// row that expired (or, read now, has expired or lost its caller), is a
 /// [`ResolveError::Conflict`]. `allow_always` on a row without an agent is stored as `allow_once`.
-/// A `deny` writes the call's `after` audit row. `via` (where the person decided) is stored on the
-/// row and on that audit row.
+/// A `deny` writes the call's `after` audit row. The `decider` (who decided, through which surface)
+/// is stored on the row (`resolved_by`, `decided_via`), and the surface on that audit row.
 pub fn resolve(
     conn: &Conn<'_>,
     id: &str,
     resolution: Resolution,
-    via: DecidedVia,
+    decider: Decider<'_>,
 ) -> Result<Resolved, ResolveError> {
     enum Step {
         Missing,
@@ -413,7 +451,7 @@ pub fn resolve(
             return Ok(Step::Conflict(row));
         }
         let unrun = WaitEnd::from_status(wanted).and_then(WaitEnd::unrun);
-        finish(tx, &row, wanted, unrun, now, Some(via))?;
+        finish(tx, &row, wanted, unrun, now, Some(decider))?;
         Ok::<_, rusqlite::Error>(Step::Recorded(get(tx, id)?.unwrap_or(row)))
     })?;
     match step {
@@ -597,7 +635,7 @@ impl std::fmt::Debug for ClientAsk {
 fn hear_client(db: &Db, id: &str, says: ClientSays) -> rusqlite::Result<()> {
     match says {
         ClientSays::Decided(resolution) => {
-            match resolve(&db.conn(), id, resolution, DecidedVia::Elicitation) {
+            match resolve(&db.conn(), id, resolution, Decider::IN_THE_CLIENT) {
                 Ok(_) | Err(ResolveError::Conflict { .. } | ResolveError::NotFound { .. }) => {
                     Ok(())
                 }

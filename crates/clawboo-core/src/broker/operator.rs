@@ -11,13 +11,14 @@
 
 use serde::Serialize;
 
-use super::approvals::{self, ApprovalRow, Resolution, ResolveError, Resolved};
-use super::audit::{self, AuditRow, DecidedVia};
+use super::actions::{self, Action, ActionRow};
+use super::approvals::{self, ApprovalRow, Decider, Resolution, ResolveError, Resolved};
+use super::audit::{self, AuditFilter, AuditRow};
 use super::availability::AvailabilityContext;
 use super::builtins;
 use super::registry;
 use super::summary::for_display;
-use crate::db::Db;
+use crate::db::{Db, Keyset};
 
 /// One tool as the operator sees it; serialized, one entry of the reference's `GET /api/tools`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -75,16 +76,16 @@ pub fn pending_approvals(db: &Db) -> rusqlite::Result<Vec<ApprovalRow>> {
     Ok(rows.into_iter().map(shown_approval).collect())
 }
 
-/// Records a person's decision on approval `id`, made through `via` (see [`approvals::resolve`]: a
-/// repeat of the decision the row holds is `changed: false`, another decision a conflict); every
-/// row in the answer is masked.
+/// Records a person's decision on approval `id`, made by `decider` (who, through which surface; see
+/// [`approvals::resolve`]: a repeat of the decision the row holds is `changed: false`, another
+/// decision a conflict); every row in the answer is masked.
 pub fn resolve(
     db: &Db,
     id: &str,
     resolution: Resolution,
-    via: DecidedVia,
+    decider: Decider<'_>,
 ) -> Result<Resolved, ResolveError> {
-    match approvals::resolve(&db.conn(), id, resolution, via) {
+    match approvals::resolve(&db.conn(), id, resolution, decider) {
         Ok(resolved) => Ok(Resolved {
             row: shown_approval(resolved.row),
             changed: resolved.changed,
@@ -97,18 +98,49 @@ pub fn resolve(
     }
 }
 
+/// An audit row as shown: its summaries masked again.
+fn shown_audit(mut row: AuditRow) -> AuditRow {
+    row.args_summary = row.args_summary.as_deref().map(for_display);
+    row.result_summary = row.result_summary.as_deref().map(for_display);
+    row
+}
+
 /// Up to `limit` audit rows, newest first, of one tool (a blank name means every tool), masked.
 pub fn audit_log(db: &Db, tool: Option<&str>, limit: u32) -> rusqlite::Result<Vec<AuditRow>> {
     let tool = tool.filter(|t| !t.is_empty());
     let rows = audit::list(&db.conn(), tool, limit)?;
-    Ok(rows
-        .into_iter()
-        .map(|mut row| {
-            row.args_summary = row.args_summary.as_deref().map(for_display);
-            row.result_summary = row.result_summary.as_deref().map(for_display);
-            row
-        })
-        .collect())
+    Ok(rows.into_iter().map(shown_audit).collect())
+}
+
+/// A page of the audit log matching `filter` (the console's filters), masked, and the next
+/// page's cursor.
+pub fn audit_page(
+    db: &Db,
+    filter: &AuditFilter,
+    limit: u32,
+    cursor: Option<Keyset>,
+) -> rusqlite::Result<(Vec<AuditRow>, Option<Keyset>)> {
+    let (rows, next) = audit::page(&db.conn(), filter, limit, cursor)?;
+    Ok((rows.into_iter().map(shown_audit).collect(), next))
+}
+
+/// Records that `actor` (a token's name, or "local operator") did `action` to `target`.
+pub fn record_action(
+    db: &Db,
+    actor: &str,
+    action: Action,
+    target: &str,
+) -> rusqlite::Result<ActionRow> {
+    actions::record(&db.conn(), actor, action, target)
+}
+
+/// A page of the operator actions, newest first, and the next page's cursor.
+pub fn actions_page(
+    db: &Db,
+    limit: u32,
+    cursor: Option<Keyset>,
+) -> rusqlite::Result<(Vec<ActionRow>, Option<Keyset>)> {
+    actions::list(&db.conn(), limit, cursor)
 }
 
 /// Why a tool could not be switched.

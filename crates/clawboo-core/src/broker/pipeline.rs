@@ -100,6 +100,8 @@ pub struct CallContext {
     pub tenant_id: Option<String>,
     /// Tools this caller may not use.
     pub blocklist: Vec<String>,
+    /// The name of the HTTP token the session came in with (audit and approval rows record it).
+    pub token_name: Option<String>,
 }
 
 impl CallContext {
@@ -107,6 +109,7 @@ impl CallContext {
         Actor {
             agent_id: self.agent_id.as_deref(),
             tenant_id: self.tenant_id.as_deref(),
+            caller: self.token_name.as_deref(),
         }
     }
 }

@@ -23,6 +23,7 @@
 //! while serving.
 
 pub mod clawbrain;
+mod maintain;
 pub mod operator;
 
 use std::process::ExitCode;
@@ -106,6 +107,8 @@ enum Action {
     Operator,
     /// One of ClawBrain's commands.
     ClawBrain,
+    /// One of the upkeep commands every bin has (`maintain`).
+    Maintain,
 }
 
 /// One command of a bin, as its help shows it.
@@ -168,6 +171,14 @@ pub fn commands(kind: ServerKind) -> Vec<Command> {
                     .into(),
                 action: Action::Attach(entry.kind),
             });
+            for (words, synopsis, about) in maintain::commands() {
+                list.push(Command {
+                    words,
+                    synopsis: synopsis.into(),
+                    about: about.into(),
+                    action: Action::Maintain,
+                });
+            }
         } else {
             list.push(Command {
                 words: mode.clone(),
@@ -242,9 +253,11 @@ fn help_text(info: &BinInfo) -> String {
          {bin} --help       print this help\n    {bin} --version    print the version\n\n\
          ENVIRONMENT:\n    {DB_PATH_ENV}    the shared SQLite file (default ~/.openclaw/clawboo/clawboo.db)\n    \
          RUST_LOG           stderr log level: error, warn (default), info, debug\n    \
-         {token_env} the bearer token `serve` requires (always required off loopback)\n    \
+         {token_env} the bearer token `serve` requires, named `default` (a token is required off loopback)\n    \
+         {tokens_env} a file of named tokens for `serve` (NAME:TOKEN a line, mode 0600)\n    \
          {key_env} the key that signs HTTP bindings (default: a file beside the database)\n{env_help}",
         token_env = host::TOKEN_ENV,
+        tokens_env = host::TOKENS_FILE_ENV,
         key_env = signature::KEY_ENV,
     ));
     out
@@ -348,6 +361,7 @@ fn dispatch(info: &BinInfo, words: &[String]) -> ExitCode {
             }
         }
         Action::Operator => operator::dispatch(info, &path, rest),
+        Action::Maintain => maintain::dispatch(info, &command.words, rest),
         Action::ClawBrain => {
             let name = command.words.last().copied().unwrap_or_default();
             clawbrain::dispatch(info, &path, name.to_owned(), rest)
@@ -458,6 +472,7 @@ fn serve_command(info: &BinInfo, words: &[String]) -> ExitCode {
     };
     let env = host::ServeEnv {
         token: env_value(host::TOKEN_ENV),
+        tokens_file: env_value(host::TOKENS_FILE_ENV),
         binding_key: env_value(signature::KEY_ENV),
         vault: env_value(host::VAULT_ENV),
     };

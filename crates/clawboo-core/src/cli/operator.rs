@@ -26,7 +26,7 @@ use serde_json::json;
 
 use super::{BinInfo, open_db, usage_error};
 use crate::args::{Args, Usage, Word};
-use crate::broker::approvals::{ApprovalRow, Resolution, ResolveError, Resolved, Status};
+use crate::broker::approvals::{ApprovalRow, Decider, Resolution, ResolveError, Resolved, Status};
 use crate::broker::audit::{self, DecidedVia};
 use crate::broker::availability::AvailabilityContext;
 use crate::broker::operator::{self as queries, SwitchError};
@@ -318,7 +318,15 @@ fn pending(db: &Db, json: bool) -> rusqlite::Result<Report> {
 }
 
 fn resolve(db: &Db, id: &str, resolution: Resolution, json: bool) -> rusqlite::Result<Report> {
-    let (row, text) = match queries::resolve(db, id, resolution, DecidedVia::Cli) {
+    let (row, text) = match queries::resolve(
+        db,
+        id,
+        resolution,
+        Decider {
+            by: crate::host::Caller::LOCAL_OPERATOR,
+            via: DecidedVia::Cli,
+        },
+    ) {
         Ok(Resolved { row, changed: true }) => {
             let text = recorded_text(&row, resolution);
             (row, text)

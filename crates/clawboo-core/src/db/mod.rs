@@ -4,8 +4,9 @@
 //! Owns: the path rule (`CLAWBOO_DB_PATH`, else `~/.openclaw/clawboo/clawboo.db`), the pragmas every
 //! connection gets (WAL, foreign keys, `synchronous=NORMAL`, a long busy timeout), the versioned,
 //! idempotent schema bootstrap, [`immediate`], the one way to run a `BEGIN IMMEDIATE` transaction,
-//! the [`Clock`] every timestamp column is stamped from, and [`watch`]: how a waiter learns that
-//! another connection committed ([`Db::changes`]).
+//! the [`Clock`] every timestamp column is stamped from, [`watch`]: how a waiter learns that
+//! another connection committed ([`Db::changes`]), and [`Keyset`], the paging cursor of newest-first
+//! listings.
 //!
 //! Time: a [`Db`] holds a [`Clock`] and every [`Conn`] it hands out carries it, so a repository reads
 //! the time with [`Conn::now_ms`] and never from the system directly. Production uses the system
@@ -52,8 +53,11 @@ use rusqlite::{Connection, ErrorCode};
 
 use crate::binding::DB_PATH_ENV;
 
+pub mod backup;
+mod keyset;
 pub mod watch;
 
+pub use keyset::Keyset;
 pub use watch::{Changes, Check, Hangup};
 
 /// Debug builds only: a start time in ms since the epoch for a [`Clock::stepping`] clock, so an
@@ -441,6 +445,15 @@ fn open_cause(path: &Path, err: &rusqlite::Error) -> String {
     err.to_string()
         .replace(&format!(": {}", path.display()), "")
         .replace(&path.display().to_string(), "the file")
+}
+
+/// Every component's recorded schema version (`clawboo_schema_versions`), by component name.
+pub fn schema_versions(conn: &Connection) -> rusqlite::Result<Vec<(String, i64)>> {
+    conn.prepare_cached(
+        "SELECT component, version FROM clawboo_schema_versions ORDER BY component",
+    )?
+    .query_map([], |r| Ok((r.get("component")?, r.get("version")?)))?
+    .collect()
 }
 
 /// A connection to the shared database, guarded for use from several tasks of one process, and the

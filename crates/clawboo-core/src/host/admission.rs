@@ -1,10 +1,11 @@
 //! Who may connect: every request's `Host` must name this host (DNS rebinding), an `Origin`, when
-//! present, must be one of this host's own pages, and with a token every request carries it.
+//! present, must be one of this host's own pages, and with tokens every request carries one; the
+//! answer is the request's [`Caller`] (the token's name, or the local operator without tokens).
 //!
 //! Owns: the allowed `Host` names and `Origin`s (loopback names, the bound address when it is
 //! neither loopback nor unspecified, and `--allow-host` names) and the check of each request,
 //! which runs before any route or mount sees it.
-//! Guarantees: the token is compared in constant time; the page's static assets carry no data and
+//! Guarantees: tokens are compared as digests, in constant time ([`super::caller::Tokens`]); the page's static assets carry no data and
 //! are served without it; the page itself may carry it as `?token=` (a browser cannot send a
 //! header on navigation).
 //! Must never: log or echo the token; trust the `Host` header for anything but this check.
@@ -13,20 +14,22 @@ use std::net::SocketAddr;
 
 use http::{Method, Request, StatusCode, header};
 
-use super::{error, page, rest};
+use super::caller::{Caller, Tokens};
+use super::{console, error, rest};
 use crate::mcp::http::HttpResponse;
 
 /// The admission rules of one bound host.
 #[derive(Debug)]
 pub struct Admission {
     port: u16,
-    token: Option<String>,
+    tokens: Tokens,
     allowed_hosts: Vec<String>,
 }
 
 impl Admission {
-    /// The rules for a host bound to `addr`, with `token` (if any) and `extra_hosts` accepted too.
-    pub fn new(addr: SocketAddr, token: Option<String>, extra_hosts: &[String]) -> Self {
+    /// The rules for a host bound to `addr`, accepting `tokens` (none: no token needed) and
+    /// `extra_hosts` too.
+    pub fn new(addr: SocketAddr, tokens: Tokens, extra_hosts: &[String]) -> Self {
         let mut allowed_hosts: Vec<String> = ["localhost", "127.0.0.1", "::1"]
             .iter()
             .map(|h| (*h).to_owned())
@@ -37,7 +40,7 @@ impl Admission {
         allowed_hosts.extend(extra_hosts.iter().cloned());
         Self {
             port: addr.port(),
-            token,
+            tokens,
             allowed_hosts,
         }
     }
@@ -55,8 +58,9 @@ impl Admission {
             .collect()
     }
 
-    /// Admits `request`, or answers it with 403 (`Host`, `Origin`) or 401 (token).
-    pub fn admit<B>(&self, request: &Request<B>) -> Result<(), Box<HttpResponse>> {
+    /// Admits `request` as its [`Caller`], or answers it with 403 (`Host`, `Origin`) or 401
+    /// (token). A static asset of the page needs no token and is the local operator's.
+    pub fn admit<B>(&self, request: &Request<B>) -> Result<Caller, Box<HttpResponse>> {
         let host = request
             .headers()
             .get(header::HOST)
@@ -85,23 +89,22 @@ impl Admission {
                 )));
             }
         }
-        if let Some(token) = self
-            .token
-            .as_ref()
-            .filter(|_| !page::is_asset(request.uri().path()))
-        {
-            let bearer = request
-                .headers()
-                .get(header::AUTHORIZATION)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.strip_prefix("Bearer "))
-                .map(str::trim);
-            let page_token = (request.method() == Method::GET
-                && page::is_page(request.uri().path()))
-            .then(|| rest::query_value(request.uri().query(), "token"))
-            .flatten();
-            let given = bearer.map(str::to_owned).or(page_token);
-            if !given.is_some_and(|g| same_secret(g.as_bytes(), token.as_bytes())) {
+        if self.tokens.is_empty() || console::is_asset(request.uri().path()) {
+            return Ok(Caller::local_operator());
+        }
+        let bearer = request
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::to_owned);
+        let page_token = (request.method() == Method::GET
+            && console::is_page(request.uri().path()))
+        .then(|| rest::query_value(request.uri().query(), "token"))
+        .flatten();
+        match bearer.or(page_token).and_then(|t| self.tokens.find(&t)) {
+            Some(caller) => Ok(caller),
+            None => {
                 let mut response = error(
                     StatusCode::UNAUTHORIZED,
                     "missing or wrong bearer token (send Authorization: Bearer <token>)",
@@ -110,10 +113,9 @@ impl Admission {
                     header::WWW_AUTHENTICATE,
                     header::HeaderValue::from_static("Bearer"),
                 );
-                return Err(Box::new(response));
+                Err(Box::new(response))
             }
         }
-        Ok(())
     }
 }
 
@@ -124,11 +126,6 @@ fn bracketed(host: &str) -> String {
     } else {
         host.to_owned()
     }
-}
-
-/// Equal in constant time for equal lengths.
-fn same_secret(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// The host name of a `Host` header value (port dropped, IPv6 brackets removed), lower-cased.
@@ -155,16 +152,9 @@ mod tests {
     }
 
     #[test]
-    fn secrets_compare_whole() {
-        assert!(same_secret(b"abc", b"abc"));
-        assert!(!same_secret(b"abc", b"abd"));
-        assert!(!same_secret(b"abc", b"abcd"));
-    }
-
-    #[test]
     fn origins_are_this_hosts_own_pages() {
         let addr = SocketAddr::from(([127, 0, 0, 1], 4242));
-        let rules = Admission::new(addr, None, &["::2".to_owned()]);
+        let rules = Admission::new(addr, Tokens::default(), &["::2".to_owned()]);
         assert_eq!(
             rules.allowed_origins(),
             [

@@ -2,8 +2,9 @@
 //!
 //! Owns: the `serve` flags (their help lines, [`SERVE_FLAGS`], and their parsing over the one
 //! argument parser, [`crate::args`]), the defaults, and the start-time refusals (a non-loopback
-//! address without a token). Decisions: loopback `127.0.0.1:18790` by default; the token comes from
-//! `--token` or [`TOKEN_ENV`]; ClawBrain's vault from `--vault DIR` or `MEMORY_DIR`, and never a
+//! address without a token). Decisions: loopback `127.0.0.1:18790` by default; the tokens come from
+//! `--tokens-file` or [`super::caller::TOKENS_FILE_ENV`] (named) and `--token` or [`TOKEN_ENV`]
+//! (named `default`), both may be given; ClawBrain's vault from `--vault DIR` or `MEMORY_DIR`, and never a
 //! default (over stdio ClawBrain defaults to `./memory`, but a long-lived host would then create a
 //! vault in whatever folder it was started from): without one, ClawBrain is not mounted, by the
 //! memory bin's `serve` or by `--all`, and the start-up line says so.
@@ -15,6 +16,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::binding::SigningMode;
+use super::caller::{DEFAULT_TOKEN_NAME, NamedToken, add_token, read_tokens_file};
+use super::limits::Limits;
 use crate::args::{Args, Usage, Word};
 use crate::binding::ServerKind;
 use crate::mcp::http as mcp_http;
@@ -35,7 +38,7 @@ pub const DEFAULT_SESSION_IDLE: Duration = mcp_http::DEFAULT_SESSION_IDLE;
 pub const DEFAULT_MAX_SESSIONS: usize = mcp_http::DEFAULT_MAX_SESSIONS;
 
 /// The `serve` flags, as its help shows them: `(flag, meaning)`.
-pub const SERVE_FLAGS: [(&str, &str); 8] = [
+pub const SERVE_FLAGS: [(&str, &str); 14] = [
     (
         "--all",
         "mount every server (ClawBrain only with a vault), the /api/tools REST routes and the approvals page",
@@ -46,7 +49,11 @@ pub const SERVE_FLAGS: [(&str, &str); 8] = [
     ),
     (
         "--token T",
-        "the bearer token every request must carry (or CLAWBOO_HTTP_TOKEN; required off loopback)",
+        "a bearer token, named `default` (or CLAWBOO_HTTP_TOKEN; a token is required off loopback)",
+    ),
+    (
+        "--tokens-file PATH",
+        "named bearer tokens, NAME:TOKEN a line, mode 0600 (or CLAWBOO_HTTP_TOKENS_FILE; `token new NAME` prints a line)",
     ),
     (
         "--max-sessions N",
@@ -55,6 +62,26 @@ pub const SERVE_FLAGS: [(&str, &str); 8] = [
     (
         "--session-idle SECS",
         "end a session idle this long (default 1800)",
+    ),
+    (
+        "--max-connections N",
+        "the most open connections; one more gets 503 (default 512)",
+    ),
+    (
+        "--request-timeout SECS",
+        "time to send a request's headers, then its body (default 30; streams out are not bounded)",
+    ),
+    (
+        "--keep-alive SECS",
+        "close a connection idle this long between requests (default 75)",
+    ),
+    (
+        "--rate-limit N",
+        "calls per second per token on /api/ (bursts of 2N; 429 with Retry-After; 0: off; default 100)",
+    ),
+    (
+        "--shutdown-grace SECS",
+        "at SIGTERM, how long in-flight calls may finish (default 10)",
     ),
     (
         "--allow-host NAME",
@@ -75,8 +102,8 @@ pub const SERVE_FLAGS: [(&str, &str); 8] = [
 pub struct HostConfig {
     /// Where to listen.
     pub listen: SocketAddr,
-    /// The bearer token every request must carry, if any.
-    pub token: Option<String>,
+    /// The named bearer tokens; when there is any, every request must carry one of them.
+    pub tokens: Vec<NamedToken>,
     /// The servers asked for, mounted at `/api/mcp/<server>` when they can be built here.
     pub servers: Vec<ServerKind>,
     /// How long an idle session lives.
@@ -93,6 +120,8 @@ pub struct HostConfig {
     pub binding_key: Option<String>,
     /// ClawBrain's vault, if the host names one.
     pub vault: Option<PathBuf>,
+    /// What clients may cost the host.
+    pub limits: Limits,
 }
 
 impl std::fmt::Display for HostConfig {
@@ -103,7 +132,7 @@ impl std::fmt::Display for HostConfig {
             f,
             "servers {}, token {}, bindings {}",
             names.join(", "),
-            if self.token.is_some() {
+            if !self.tokens.is_empty() {
                 "required"
             } else {
                 "off"
@@ -118,6 +147,8 @@ impl std::fmt::Display for HostConfig {
 pub struct ServeEnv {
     /// [`TOKEN_ENV`].
     pub token: Option<String>,
+    /// [`TOKENS_FILE_ENV`].
+    pub tokens_file: Option<String>,
     /// [`crate::signature::KEY_ENV`].
     pub binding_key: Option<String>,
     /// [`VAULT_ENV`].
@@ -135,7 +166,7 @@ pub fn parse_serve_args(
 ) -> Result<Option<HostConfig>, Usage> {
     let mut config = HostConfig {
         listen: SocketAddr::from(([127, 0, 0, 1], DEFAULT_PORT)),
-        token: env.token,
+        tokens: Vec::new(),
         servers: own.to_vec(),
         session_idle: DEFAULT_SESSION_IDLE,
         max_sessions: DEFAULT_MAX_SESSIONS,
@@ -144,7 +175,10 @@ pub fn parse_serve_args(
         db_path,
         binding_key: env.binding_key,
         vault: env.vault.map(PathBuf::from),
+        limits: Limits::default(),
     };
+    let mut token = env.token;
+    let mut tokens_file = env.tokens_file.map(PathBuf::from);
     while let Some(word) = args.next_word()? {
         let Word::Flag(flag) = &word else {
             if word == Word::Help {
@@ -158,40 +192,68 @@ pub fn parse_serve_args(
             "--listen" => {
                 config.listen = args.parsed(&format!("an address like 127.0.0.1:{DEFAULT_PORT}"))?
             }
-            "--token" => config.token = Some(args.value()?),
-            "--max-sessions" => {
-                let value = args.value()?;
-                config.max_sessions = value.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
-                    Usage(format!(
-                        "--max-sessions needs a positive whole number, got {value:?}"
-                    ))
-                })?
-            }
-            "--session-idle" => {
-                let value = args.value()?;
-                let secs: u64 = value.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
-                    Usage(format!(
-                        "--session-idle needs a positive number of seconds, got {value:?}"
-                    ))
-                })?;
-                config.session_idle = Duration::from_secs(secs)
+            "--token" => token = Some(args.value()?),
+            "--tokens-file" => tokens_file = Some(PathBuf::from(args.value()?)),
+            "--max-sessions" => config.max_sessions = whole(&mut args, flag, 1)?,
+            "--session-idle" => config.session_idle = secs(&mut args, flag)?,
+            "--max-connections" => config.limits.max_connections = whole(&mut args, flag, 1)?,
+            "--request-timeout" => config.limits.request_timeout = secs(&mut args, flag)?,
+            "--keep-alive" => config.limits.keep_alive = secs(&mut args, flag)?,
+            "--shutdown-grace" => config.limits.shutdown_grace = secs(&mut args, flag)?,
+            "--rate-limit" => {
+                config.limits.rate_per_sec = u32::try_from(whole(&mut args, flag, 0)?)
+                    .map_err(|_| Usage(format!("{flag} is too large")))?
             }
             "--allow-host" => config.extra_hosts.push(args.value()?),
             "--vault" => config.vault = Some(PathBuf::from(args.value()?)),
             _ => return Err(word.unexpected()),
         }
     }
-    config.token = config
-        .token
-        .map(|t| t.trim().to_owned())
-        .filter(|t| !t.is_empty());
-    if config.token.is_none() && !config.listen.ip().is_loopback() {
+    if let Some(path) = tokens_file {
+        config.tokens = read_tokens_file(&path).map_err(Usage)?;
+    }
+    if let Some(secret) = token.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty()) {
+        let single = NamedToken {
+            name: DEFAULT_TOKEN_NAME.to_owned(),
+            secret,
+        };
+        add_token(&mut config.tokens, single).map_err(Usage)?;
+    }
+    if config.tokens.is_empty() && !config.listen.ip().is_loopback() {
         return Err(Usage(format!(
-            "refusing to listen on {} without a token: anyone who can reach it could run and approve tool calls; pass --token or set {TOKEN_ENV}",
+            "refusing to listen on {} without a token: anyone who can reach it could run and approve tool calls; pass --token or --tokens-file, or set {TOKEN_ENV}",
             config.listen
         )));
     }
     Ok(Some(config))
+}
+
+/// The value of `flag`: a whole number of at least `min`.
+fn whole(args: &mut Args, flag: &str, min: usize) -> Result<usize, Usage> {
+    let value = args.value()?;
+    value.parse().ok().filter(|n| *n >= min).ok_or_else(|| {
+        let what = if min == 0 {
+            "a whole number"
+        } else {
+            "a positive whole number"
+        };
+        Usage(format!("{flag} needs {what}, got {value:?}"))
+    })
+}
+
+/// The value of `flag`: a positive number of seconds.
+fn secs(args: &mut Args, flag: &str) -> Result<Duration, Usage> {
+    let value = args.value()?;
+    value
+        .parse()
+        .ok()
+        .filter(|n| *n > 0)
+        .map(Duration::from_secs)
+        .ok_or_else(|| {
+            Usage(format!(
+                "{flag} needs a positive number of seconds, got {value:?}"
+            ))
+        })
 }
 
 #[cfg(test)]

@@ -1,20 +1,25 @@
 //! The HTTP host of `serve`: the servers over Streamable HTTP at `/api/mcp/<server>`, the tools
-//! REST surface (`/api/tools*`), `/api/mcp/config`, and the approvals page, on one port.
+//! REST surface (`/api/tools*`), `/api/mcp/config`, and the operator console (its page at `/`,
+//! its REST routes and its live event stream), on one port.
 //!
 //! One concern per module: `config` reads `serve`'s flags and environment into a [`HostConfig`];
 //! [`bind`] (here) assembles a host from it: the listener, the admission rules, one mount per
 //! server the registry can build here, and the state the routes share; `admission` decides who
-//! may connect (`Host`/`Origin` against DNS rebinding, the bearer token); `routes` answers an
+//! may connect (`Host`/`Origin` against DNS rebinding, the bearer tokens) and yields the request's
+//! [`Caller`] (`caller`: named tokens, the one place a route reads "who" from); `routes` answers an
 //! admitted request (the mounts first, then the host's own routes; adding a route is one arm
-//! there); `listener` accepts connections, sweeps idle sessions and shuts down; `binding` checks a
-//! session's URL binding and its signature; `rest` and `page` are the tools server's operator
-//! surface.
+//! there); `limits` is what a client may cost (connection cap, deadlines, keep-alive, header
+//! sizes, rate limit, shutdown grace); `listener` accepts connections within them, sweeps idle
+//! sessions and shuts down gracefully; `binding` checks a session's URL binding and its signature;
+//! `caller` names who is calling; `rest` (seed 003's routes), `console` (the page's static files),
+//! `api` (the console's REST routes) and `events` (the one change task and its Server-Sent Events)
+//! are the operator surface.
 //!
 //! Decisions: a request body over 2 MB is answered 413 as soon as its `Content-Length` (or the
 //! bytes read so far) say so, without reading the rest. Sessions idle 30 minutes end (a model may
 //! think for minutes between calls; an approval waits up to 2), and at most 256 live per server.
 //! Each session gets a fresh server from the registry (`servers::registry`): a fresh database
-//! connection, bound from its initialize URL. The REST routes and the page come with the tools
+//! connection, bound from its initialize URL. The REST routes and the console come with the tools
 //! server (they are its operator surface). ClawBrain is mounted only when the host names a vault
 //! (`--vault` or `MEMORY_DIR`; see `config`), and its sessions record retrievals for the session
 //! `SESSION_ID` names (default `local-session`), as over stdio: a URL cannot choose the vault.
@@ -22,10 +27,14 @@
 //! Must never: log or echo the token; trust the `Host` header for anything but the rebinding check.
 
 mod admission;
+mod api;
 mod binding;
+mod caller;
 mod config;
+mod console;
+mod events;
+mod limits;
 mod listener;
-mod page;
 mod rest;
 mod routes;
 
@@ -45,6 +54,7 @@ use crate::servers::Embeddings;
 use crate::servers::registry::{self, Context};
 use crate::signature::BindingKey;
 
+pub use caller::{Caller, TOKENS_FILE_ENV, new_token_line};
 pub use config::{
     DEFAULT_PORT, HostConfig, SERVE_FLAGS, ServeEnv, TOKEN_ENV, VAULT_ENV, parse_serve_args,
 };
@@ -62,7 +72,11 @@ pub async fn bind(config: HostConfig) -> Result<Host, String> {
     let addr = listener
         .local_addr()
         .map_err(|e| format!("cannot read the bound address: {e}"))?;
-    let admission = admission::Admission::new(addr, config.token.clone(), &config.extra_hosts);
+    let admission = admission::Admission::new(
+        addr,
+        caller::Tokens::new(&config.tokens),
+        &config.extra_hosts,
+    );
     let options = HttpOptions {
         allowed_hosts: admission.allowed_hosts().to_vec(),
         allowed_origins: admission.allowed_origins(),
@@ -76,8 +90,13 @@ pub async fn bind(config: HostConfig) -> Result<Host, String> {
     let mut context = Context::over_file(config.db_path.clone())
         .with_vault(config.vault.clone())
         .with_session(crate::clawbrain::session_from_env());
+    let embeddings = if config.servers.contains(&ServerKind::Memory) {
+        Embeddings::from_env()
+    } else {
+        Embeddings::off()
+    };
     if config.servers.contains(&ServerKind::Memory) {
-        context = context.with_shared_embeddings(Embeddings::from_env());
+        context = context.with_shared_embeddings(embeddings.clone());
     }
     let context = Arc::new(context);
     let mut mounts = Vec::new();
@@ -92,10 +111,14 @@ pub async fn bind(config: HostConfig) -> Result<Host, String> {
             ));
         }
     }
-    let db = if config.servers.contains(&ServerKind::Tools) {
-        Some(Arc::new(open_db(&config.db_path)?))
+    let (db, console) = if config.servers.contains(&ServerKind::Tools) {
+        let console = api::Console::open(config.db_path.clone(), &embeddings)?;
+        (
+            Some(Arc::new(open_db(&config.db_path)?)),
+            Some(Arc::new(console)),
+        )
     } else {
-        None
+        (None, None)
     };
     Ok(Host {
         listener,
@@ -104,8 +127,11 @@ pub async fn bind(config: HostConfig) -> Result<Host, String> {
             admission,
             mounts,
             db,
+            console,
             db_path: config.db_path,
             key: Some(key),
+            limits: config.limits,
+            rate: limits::RateLimiter::new(config.limits.rate_per_sec),
         }),
         unmounted,
     })
@@ -127,7 +153,9 @@ fn mount(
     let verifier = Arc::clone(verifier);
     McpHttpService::with_options(
         move |parts| {
-            let binding = verifier.binding(kind, parts.uri.query())?;
+            let binding = verifier
+                .binding(kind, parts.uri.query())?
+                .with_token_name(Caller::of_parts(&parts.extensions).name());
             registry::build(kind, &context, &binding).map_err(|e| Refusal::internal(e.to_string()))
         },
         options.clone(),

@@ -231,6 +231,15 @@ impl McpHttpService {
     pub async fn close_all(&self) {
         self.0.close_all().await
     }
+
+    /// Runs the close hooks of every session's server without ending the sessions: a call
+    /// waiting inside one (for a person, for a change) stops waiting and its answer still reaches
+    /// its client, on a connection that is still open. The first step of a graceful shutdown.
+    pub(crate) fn hang_up_all(&self) {
+        for tracked in self.0.tracked().values() {
+            tracked.server.close();
+        }
+    }
 }
 
 /// The request body, refused with 413 as soon as it is known to exceed `limit` bytes (from its
@@ -358,11 +367,14 @@ impl EndpointImpl {
         }
     }
 
+    /// Ends a session: its server's close hooks run first (a call waiting inside it, for a person
+    /// or for a change, stops waiting), then rmcp's session ends, which may wait for that call.
     async fn end_session(&self, id: &str) {
-        let _ = self.manager.close_session(&id.to_owned().into()).await;
-        if let Some(gone) = self.tracked().remove(id) {
+        let gone = self.tracked().remove(id);
+        if let Some(gone) = &gone {
             gone.server.close();
         }
+        let _ = self.manager.close_session(&id.to_owned().into()).await;
     }
 
     async fn sweep_ended(&self) {

@@ -336,7 +336,9 @@ const TOOLS: Entry = Entry {
     prompts: &[],
     store: Store::Shared(&crate::broker::SCHEMA),
     build: |cx, binding| {
-        let options = ToolsOptions::from_env().bound(binding.tools());
+        let options = ToolsOptions::from_env()
+            .bound(binding.tools())
+            .called_with(binding.token_name());
         Ok(McpServer::new(tools::build(
             cx.db()?,
             options.into_config(),

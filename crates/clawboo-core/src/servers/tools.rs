@@ -67,6 +67,7 @@ impl From<AvailabilityContext> for ToolsConfig {
                 agent_id: bound.agent_id,
                 tenant_id: bound.tenant_id,
                 blocklist,
+                token_name: None,
             },
             env,
         }
@@ -98,6 +99,12 @@ impl ToolsOptions {
     pub fn bound(mut self, binding: ToolsBinding) -> Self {
         self.config.caller.agent_id = binding.agent_id;
         self.config.caller.tenant_id = binding.tenant_id;
+        self
+    }
+
+    /// Records `token_name` (the HTTP token the session came in with) on audit and approval rows.
+    pub(crate) fn called_with(mut self, token_name: Option<&str>) -> Self {
+        self.config.caller.token_name = token_name.map(str::to_owned);
         self
     }
 

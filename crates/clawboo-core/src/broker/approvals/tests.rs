@@ -4,6 +4,12 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::*;
+
+/// A person at the CLI.
+const TESTER: Decider<'static> = Decider {
+    by: "tester",
+    via: DecidedVia::Cli,
+};
 use crate::db::{Clock, Step, new_id};
 
 fn request(conn: &Conn<'_>, agent: Option<&str>, ttl: Duration) -> ApprovalRow {
@@ -24,6 +30,7 @@ fn request_with(
             actor: Actor {
                 agent_id: agent,
                 tenant_id: None,
+                caller: None,
             },
             args: &json!({"path": "/tmp/x", "apiKey": "sk-abcdef1234567890"}),
             reason: "\"delete_path\" is destructive and needs approval.",
@@ -56,11 +63,11 @@ fn the_first_decision_wins_a_repeat_changes_nothing_and_another_decision_is_a_co
     let db = Db::open_in_memory().unwrap();
     let conn = db.conn();
     let row = request(&conn, None, MINUTE);
-    let denied = resolve(&conn, &row.id, Resolution::Deny, DecidedVia::Cli).unwrap();
+    let denied = resolve(&conn, &row.id, Resolution::Deny, TESTER).unwrap();
     assert!(denied.changed);
     assert_eq!(denied.row.status(), Status::Deny);
     assert!(denied.row.resolved_at.is_some());
-    let repeat = resolve(&conn, &row.id, Resolution::Deny, DecidedVia::Cli).unwrap();
+    let repeat = resolve(&conn, &row.id, Resolution::Deny, TESTER).unwrap();
     assert_eq!(
         repeat,
         Resolved {
@@ -68,7 +75,7 @@ fn the_first_decision_wins_a_repeat_changes_nothing_and_another_decision_is_a_co
             changed: false
         }
     );
-    let conflict = resolve(&conn, &row.id, Resolution::AllowOnce, DecidedVia::Cli).unwrap_err();
+    let conflict = resolve(&conn, &row.id, Resolution::AllowOnce, TESTER).unwrap_err();
     assert_eq!(
         conflict.to_string(),
         format!(
@@ -81,16 +88,16 @@ fn the_first_decision_wins_a_repeat_changes_nothing_and_another_decision_is_a_co
         ResolveError::Conflict { row: ref held, asked: Resolution::AllowOnce } if **held == denied.row
     ));
     assert!(matches!(
-        resolve(&conn, "no-such-id", Resolution::Deny, DecidedVia::Cli),
+        resolve(&conn, "no-such-id", Resolution::Deny, TESTER),
         Err(ResolveError::NotFound { id }) if id == "no-such-id"
     ));
     assert!(list_pending(&conn).unwrap().is_empty());
 
     let approved = request(&conn, Some("a"), MINUTE);
-    resolve(&conn, &approved.id, Resolution::AllowOnce, DecidedVia::Cli).unwrap();
+    resolve(&conn, &approved.id, Resolution::AllowOnce, TESTER).unwrap();
     for other in [Resolution::Deny, Resolution::AllowAlways] {
         let Err(ResolveError::Conflict { row, asked }) =
-            resolve(&conn, &approved.id, other, DecidedVia::Cli)
+            resolve(&conn, &approved.id, other, TESTER)
         else {
             panic!("{other:?} after allow_once is a conflict");
         };
@@ -103,13 +110,13 @@ fn allow_always_on_a_request_without_an_agent_is_stored_as_allow_once() {
     let db = Db::open_in_memory().unwrap();
     let conn = db.conn();
     let row = request(&conn, None, MINUTE);
-    let resolved = resolve(&conn, &row.id, Resolution::AllowAlways, DecidedVia::Cli).unwrap();
+    let resolved = resolve(&conn, &row.id, Resolution::AllowAlways, TESTER).unwrap();
     assert_eq!(resolved.row.status(), Status::AllowOnce);
     assert_eq!(
         get(&conn, &row.id).unwrap().unwrap().status(),
         Status::AllowOnce
     );
-    let repeat = resolve(&conn, &row.id, Resolution::AllowAlways, DecidedVia::Cli).unwrap();
+    let repeat = resolve(&conn, &row.id, Resolution::AllowAlways, TESTER).unwrap();
     assert!(
         !repeat.changed,
         "asking again for what it means changes nothing"
@@ -140,7 +147,7 @@ fn a_request_past_its_expiry_cannot_be_approved() {
     );
     db.clock().advance(Duration::from_millis(1));
     let Err(ResolveError::Conflict { row: after, .. }) =
-        resolve(&conn, &row.id, Resolution::AllowOnce, DecidedVia::Cli)
+        resolve(&conn, &row.id, Resolution::AllowOnce, TESTER)
     else {
         panic!("an expired request is not approved");
     };
@@ -151,7 +158,7 @@ fn a_request_past_its_expiry_cannot_be_approved() {
         "the expiry found by the resolve is kept"
     );
     assert!(matches!(
-        resolve(&conn, &row.id, Resolution::Deny, DecidedVia::Cli),
+        resolve(&conn, &row.id, Resolution::Deny, TESTER),
         Err(ResolveError::Conflict { .. })
     ));
 }
@@ -185,10 +192,11 @@ fn a_standing_grant_belongs_to_one_agent_tenant_and_tool() {
     let db = Db::open_in_memory().unwrap();
     let conn = db.conn();
     let row = request(&conn, Some("a"), MINUTE);
-    resolve(&conn, &row.id, Resolution::AllowAlways, DecidedVia::Cli).unwrap();
+    resolve(&conn, &row.id, Resolution::AllowAlways, TESTER).unwrap();
     let a = Actor {
         agent_id: Some("a"),
         tenant_id: None,
+        caller: None,
     };
     assert_eq!(
         standing_grant(&conn, "delete_path", a)
@@ -200,11 +208,13 @@ fn a_standing_grant_belongs_to_one_agent_tenant_and_tool() {
     let b = Actor {
         agent_id: Some("b"),
         tenant_id: None,
+        caller: None,
     };
     assert!(standing_grant(&conn, "delete_path", b).unwrap().is_none());
     let other_tenant = Actor {
         agent_id: Some("a"),
         tenant_id: Some("t2"),
+        caller: None,
     };
     assert!(
         standing_grant(&conn, "delete_path", other_tenant)
@@ -212,10 +222,11 @@ fn a_standing_grant_belongs_to_one_agent_tenant_and_tool() {
             .is_none()
     );
     let once = request(&conn, Some("c"), MINUTE);
-    resolve(&conn, &once.id, Resolution::AllowOnce, DecidedVia::Cli).unwrap();
+    resolve(&conn, &once.id, Resolution::AllowOnce, TESTER).unwrap();
     let c = Actor {
         agent_id: Some("c"),
         tenant_id: None,
+        caller: None,
     };
     assert!(standing_grant(&conn, "delete_path", c).unwrap().is_none());
 }
@@ -225,7 +236,7 @@ fn a_grant_to_nobody_in_particular_is_never_standing() {
     let db = Db::open_in_memory().unwrap();
     let conn = db.conn();
     let row = request(&conn, None, MINUTE);
-    resolve(&conn, &row.id, Resolution::AllowAlways, DecidedVia::Cli).unwrap();
+    resolve(&conn, &row.id, Resolution::AllowAlways, TESTER).unwrap();
     assert!(
         standing_grant(&conn, "delete_path", Actor::default())
             .unwrap()
@@ -259,7 +270,7 @@ fn a_wait_ends_when_the_server_closes_and_the_request_is_expired() {
 fn a_wait_reads_its_row_before_anything_else_so_an_earlier_decision_wins() {
     let db = Db::open_in_memory().unwrap();
     let row = request(&db.conn(), None, MINUTE);
-    resolve(&db.conn(), &row.id, Resolution::AllowOnce, DecidedVia::Cli).unwrap();
+    resolve(&db.conn(), &row.id, Resolution::AllowOnce, TESTER).unwrap();
     // No time to wait and the server already closing: only a wait that reads the row first can
     // see the decision.
     let end = wait(
@@ -296,7 +307,7 @@ fn a_wait_reads_its_row_before_anything_else_so_an_earlier_decision_wins() {
 fn a_decision_that_lands_as_the_wait_runs_out_is_honoured_not_overwritten() {
     let db = Db::open_in_memory().unwrap();
     let row = request(&db.conn(), None, MINUTE);
-    resolve(&db.conn(), &row.id, Resolution::Deny, DecidedVia::Cli).unwrap();
+    resolve(&db.conn(), &row.id, Resolution::Deny, TESTER).unwrap();
     assert_eq!(
         close_wait(&db, &row.id, WaitEnd::Timeout).unwrap().end,
         WaitEnd::Deny
@@ -411,7 +422,7 @@ fn approving_a_request_whose_caller_is_gone_is_a_conflict_not_an_approval() {
     let gone = request_with(&conn, Some("a"), MINUTE, Some(MINUTE));
     lapse(&conn, &gone.id);
     let Err(ResolveError::Conflict { row, asked }) =
-        resolve(&conn, &gone.id, Resolution::AllowOnce, DecidedVia::Cli)
+        resolve(&conn, &gone.id, Resolution::AllowOnce, TESTER)
     else {
         panic!("a request nobody waits for is not approved");
     };
@@ -458,7 +469,7 @@ fn every_request_that_ends_without_a_run_leaves_exactly_one_after_row() {
         WaitEnd::Timeout
     );
     let denied = request(&db.conn(), Some("d"), MINUTE);
-    resolve(&db.conn(), &denied.id, Resolution::Deny, DecidedVia::Cli).unwrap();
+    resolve(&db.conn(), &denied.id, Resolution::Deny, TESTER).unwrap();
     assert_eq!(
         close_wait(&db, &denied.id, WaitEnd::Timeout).unwrap().end,
         WaitEnd::Deny,
@@ -473,13 +484,7 @@ fn every_request_that_ends_without_a_run_leaves_exactly_one_after_row() {
         .unwrap();
     assert_eq!(expire_stale(&db.conn()).unwrap(), 1);
     let approved = request(&db.conn(), Some("o"), MINUTE);
-    resolve(
-        &db.conn(),
-        &approved.id,
-        Resolution::AllowOnce,
-        DecidedVia::Cli,
-    )
-    .unwrap();
+    resolve(&db.conn(), &approved.id, Resolution::AllowOnce, TESTER).unwrap();
     let delegation = request(&db.conn(), Some("g"), MINUTE);
     db.conn()
         .execute(
@@ -487,13 +492,7 @@ fn every_request_that_ends_without_a_run_leaves_exactly_one_after_row() {
             [&delegation.id],
         )
         .unwrap();
-    resolve(
-        &db.conn(),
-        &delegation.id,
-        Resolution::Deny,
-        DecidedVia::Cli,
-    )
-    .unwrap();
+    resolve(&db.conn(), &delegation.id, Resolution::Deny, TESTER).unwrap();
 
     let mut ends: Vec<(String, String)> = after_rows(&db.conn())
         .into_iter()
@@ -641,7 +640,16 @@ fn the_clients_answer_decides_like_the_queue_and_says_so() {
 fn a_client_answer_after_the_queue_decided_changes_nothing() {
     let db = Db::open_in_memory().unwrap();
     let row = request(&db.conn(), Some("a"), MINUTE);
-    resolve(&db.conn(), &row.id, Resolution::Deny, DecidedVia::Rest).unwrap();
+    resolve(
+        &db.conn(),
+        &row.id,
+        Resolution::Deny,
+        Decider {
+            by: "tester",
+            via: DecidedVia::Rest,
+        },
+    )
+    .unwrap();
     assert_eq!(
         hear_client(&db, &row.id, ClientSays::Decided(Resolution::AllowAlways)).ok(),
         Some(())

@@ -8,7 +8,7 @@ use clawboo_tests::loopback::{self, Loopback};
 use serde_json::{Value, json};
 
 use super::*;
-use crate::broker::approvals::{ApprovalRow, Resolution, Status};
+use crate::broker::approvals::{ApprovalRow, Decider, Resolution, Status};
 use crate::broker::audit::AuditRow;
 use crate::broker::builtins::{DeletePath, Echo, Note, WebSearch};
 use crate::broker::inspect::{Caller, Verdict, risk};
@@ -99,7 +99,16 @@ fn approval_rows(broker: &Broker) -> Vec<ApprovalRow> {
 /// Waits (bounded) for a pending request to appear and resolves it.
 fn resolve_next(broker: &Broker, resolution: Resolution) -> ApprovalRow {
     let row = next_pending(broker);
-    approvals::resolve(&broker.db().conn(), &row.id, resolution, DecidedVia::Cli).unwrap();
+    approvals::resolve(
+        &broker.db().conn(),
+        &row.id,
+        resolution,
+        Decider {
+            by: "tester",
+            via: DecidedVia::Cli,
+        },
+    )
+    .unwrap();
     row
 }
 

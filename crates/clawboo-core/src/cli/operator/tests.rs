@@ -31,6 +31,7 @@ fn pending_request(db: &Db, agent: Option<&str>, ttl: Duration) -> ApprovalRow {
             actor: Actor {
                 agent_id: agent,
                 tenant_id: None,
+                caller: None,
             },
             args: &json!({"path": "/tmp/x"}),
             reason: "\"delete_path\" is destructive and needs approval.",

@@ -1,0 +1,540 @@
+//! Running a full-text search: every source of the plan read against the porter index of facts
+//! and procedures, and every candidate scored by one formula (`rank`).
+//!
+//! Owns: the `MATCH` queries over `clawboo_facts_fts` and `clawboo_procedures_fts` (the scope
+//! filter applied inside them), reading at most [`POOL`] rows per source ([`RANKED_POOL`] for the
+//! source the index ranks), and the scores: each candidate's `rank` score relative to the best's,
+//! so the best scores 1, scores never rise down the list and stay above zero. A ranked source
+//! reads the index's best-ranked rows first and looks up only those; the other sources read
+//! newest first, so the cost follows the limit, not how many rows hold the words.
+//!
+//! Must never: build SQL from the query (every `MATCH` expression is a bound parameter).
+
+use std::collections::{HashMap, HashSet};
+
+use rusqlite::Connection;
+use rusqlite::types::Value as SqlValue;
+
+use super::super::embed::from_blob;
+use super::super::{
+    Entry, MemoryError, ReadScope, fact_columns, fact_from_row, latest_procedure_only,
+    procedure_columns, procedure_from_row, scope_filter,
+};
+use super::plan::{Plan, Source, plan};
+use super::rank::{Scorer, TITLE_WEIGHT, Words, shortlist};
+use super::{Candidate, MatchedVia, SearchHit, as_params, named};
+
+/// How many rows a source read newest first yields, at least (more when more hits are asked for).
+const POOL: u32 = 30;
+/// How many of the facts holding rare terms are read, at least: the shortlist weighs the rare
+/// terms only, so the final order is decided among more of them.
+const RANKED_POOL: u32 = 100;
+/// The lowest score a full-text hit is given (scores stay above zero).
+const MIN_SCORE: f64 = 1e-6;
+
+/// A full-text match before scoring.
+struct Matched {
+    entry: Entry,
+    /// Its rowid (a procedure's, for a procedure).
+    rowid: i64,
+    /// Its vector, when the current model made one.
+    vector: Option<Vec<f32>>,
+}
+
+/// The full-text hits for `query`, best first.
+pub(super) fn hits(
+    conn: &Connection,
+    query: &str,
+    limit: u32,
+    scope: &ReadScope,
+) -> Result<Vec<SearchHit>, MemoryError> {
+    Ok(candidates(conn, query, limit, scope, None)?
+        .into_iter()
+        .map(|c| SearchHit {
+            score: c.text.unwrap_or(0.0),
+            entry: c.entry,
+            matched_via: MatchedVia::Fts,
+        })
+        .collect())
+}
+
+/// The `cap` best full-text matches among facts and procedures, best first, with scores in
+/// `(0, 1]`. With `model`, a fact's vector is kept when that model made it.
+pub(super) fn candidates(
+    conn: &Connection,
+    query: &str,
+    cap: u32,
+    scope: &ReadScope,
+    model: Option<&str>,
+) -> Result<Vec<Candidate>, MemoryError> {
+    let Some(plan) = plan(conn, query)? else {
+        return Ok(Vec::new());
+    };
+    let mut seen = HashSet::new();
+    let mut found: Vec<Matched> = Vec::new();
+    let mut keep = |matched: Vec<Matched>| {
+        for m in matched {
+            if seen.insert(m.entry.id().to_owned()) {
+                found.push(m);
+            }
+        }
+    };
+    keep(shortlisted(
+        conn,
+        &plan,
+        cap.max(RANKED_POOL) as usize,
+        scope,
+        model,
+    )?);
+    for source in &plan.sources {
+        keep(source_matches(conn, source, cap.max(POOL), scope, model)?);
+    }
+    if let Some(any) = &plan.any {
+        keep(procedure_matches(conn, any, cap.max(POOL), scope)?);
+    }
+    let words: Vec<Words> = found.iter().map(|m| Words::of(&m.entry, &plan)).collect();
+    let scorer = Scorer::new(&plan, &words);
+    let mut scored: Vec<(f64, Matched)> =
+        words.iter().map(|w| scorer.score(w)).zip(found).collect();
+    // Stable: among equal scores, the order the sources read them in (best-ranked, then newest).
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+    scored.truncate(cap as usize);
+    let top = scored.first().map_or(1.0, |s| s.0).max(f64::MIN_POSITIVE);
+    Ok(scored
+        .into_iter()
+        .map(|(score, m)| Candidate {
+            entry: m.entry,
+            text: Some((score / top).clamp(MIN_SCORE, 1.0)),
+            vector: m.vector,
+        })
+        .collect())
+}
+
+/// The facts of the shortlist of the rare terms' rows that are in scope, in its order: the
+/// `pool` best, or when the scope filtered some of them out, the best `pool` of all those rows.
+fn shortlisted(
+    conn: &Connection,
+    plan: &Plan,
+    pool: usize,
+    scope: &ReadScope,
+    model: Option<&str>,
+) -> Result<Vec<Matched>, MemoryError> {
+    let rows = shortlist(plan, pool);
+    let mut matched = facts_by_rowid(conn, &rows, scope, model)?;
+    if matched.len() < rows.len() && rows.len() == pool {
+        let all = shortlist(plan, usize::MAX);
+        matched = facts_by_rowid(conn, &all, scope, model)?;
+        let position: HashMap<i64, usize> = all.iter().enumerate().map(|(i, r)| (*r, i)).collect();
+        matched.sort_by_key(|m| position.get(&m.rowid).copied().unwrap_or(usize::MAX));
+        matched.truncate(pool);
+    }
+    Ok(matched)
+}
+
+/// The facts with `rowids` that are in scope, in any order.
+fn facts_by_rowid(
+    conn: &Connection,
+    rowids: &[i64],
+    scope: &ReadScope,
+    model: Option<&str>,
+) -> Result<Vec<Matched>, MemoryError> {
+    if rowids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let list = serde_json::to_string(rowids).unwrap_or_else(|_| "[]".into());
+    let params = named(
+        scope,
+        [
+            (":rowids", SqlValue::Text(list)),
+            (
+                ":model",
+                model.map_or(SqlValue::Null, |m| SqlValue::Text(m.to_owned())),
+            ),
+        ],
+    );
+    let matched = conn
+        .prepare_cached(concat!(
+            "SELECT ",
+            fact_columns!(),
+            ", m.rowid AS rowid,
+               CASE WHEN m.embedding_model = :model THEN m.embedding END AS same_model_embedding
+             FROM memory_facts m
+             WHERE m.rowid IN (SELECT value FROM json_each(:rowids)) AND ",
+            scope_filter!()
+        ))?
+        .query_map(as_params(&params).as_slice(), fact_match)?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(matched)
+}
+
+/// Up to `wanted` facts in scope matching `source`, newest first.
+fn source_matches(
+    conn: &Connection,
+    source: &Source,
+    wanted: u32,
+    scope: &ReadScope,
+    model: Option<&str>,
+) -> Result<Vec<Matched>, MemoryError> {
+    let params = named(
+        scope,
+        [
+            (":query", SqlValue::Text(source.expression.clone())),
+            (":limit", SqlValue::Integer(i64::from(wanted))),
+            (
+                ":model",
+                model.map_or(SqlValue::Null, |m| SqlValue::Text(m.to_owned())),
+            ),
+        ],
+    );
+    let matched = conn
+        .prepare_cached(concat!(
+            "SELECT ",
+            fact_columns!(),
+            ", m.rowid AS rowid,
+               CASE WHEN m.embedding_model = :model THEN m.embedding END AS same_model_embedding
+             FROM (SELECT rowid FROM clawboo_facts_fts WHERE clawboo_facts_fts MATCH :query
+                   ORDER BY rowid DESC) AS hits
+             JOIN memory_facts m ON m.rowid = hits.rowid
+             WHERE ",
+            scope_filter!(),
+            " LIMIT :limit"
+        ))?
+        .query_map(as_params(&params).as_slice(), fact_match)?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(matched)
+}
+
+/// Up to `wanted` procedures in scope (newest versions) matching `expression`, BM25-ranked.
+fn procedure_matches(
+    conn: &Connection,
+    expression: &str,
+    wanted: u32,
+    scope: &ReadScope,
+) -> Result<Vec<Matched>, MemoryError> {
+    let params = named(
+        scope,
+        [
+            (":query", SqlValue::Text(expression.to_owned())),
+            (":limit", SqlValue::Integer(i64::from(wanted))),
+            (":weight", SqlValue::Real(TITLE_WEIGHT)),
+        ],
+    );
+    let matched = conn
+        .prepare_cached(concat!(
+            "SELECT ",
+            procedure_columns!(),
+            ", m.rowid AS rowid FROM clawboo_procedures_fts
+             JOIN memory_procedures m ON m.rowid = clawboo_procedures_fts.rowid
+             WHERE clawboo_procedures_fts MATCH :query AND ",
+            scope_filter!(),
+            " AND ",
+            latest_procedure_only!(),
+            " ORDER BY bm25(clawboo_procedures_fts, :weight, 1.0) LIMIT :limit"
+        ))?
+        .query_map(as_params(&params).as_slice(), |r| {
+            Ok(Matched {
+                entry: Entry::Procedure(procedure_from_row(r)?),
+                rowid: r.get("rowid")?,
+                vector: None,
+            })
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(matched)
+}
+
+/// A fact match from a row of [`facts_by_rowid`] or [`source_matches`].
+fn fact_match(r: &rusqlite::Row<'_>) -> rusqlite::Result<Matched> {
+    let same_model_blob: Option<Vec<u8>> = r.get("same_model_embedding")?;
+    Ok(Matched {
+        entry: Entry::Fact(fact_from_row(r)?),
+        rowid: r.get("rowid")?,
+        vector: same_model_blob.as_deref().and_then(from_blob),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::SearchMode;
+    use super::*;
+    use crate::db::Db;
+    use crate::memory::query;
+    use crate::memory::{Embedder, Memory, NewFact, WriteScope};
+
+    /// A small fixed corpus of ordinary technical sentences (title, content).
+    const CORPUS: &[(&str, &str)] = &[
+        (
+            "channels",
+            "A bounded channel applies back pressure when the receiver falls behind the sender.",
+        ),
+        (
+            "channels",
+            "The sender half can be cloned to send to the same channel from many tasks.",
+        ),
+        (
+            "files",
+            "Opening a file in append mode makes every write go to the end of the file.",
+        ),
+        (
+            "files",
+            "The file is closed when the handle is dropped, and errors on close are ignored.",
+        ),
+        (
+            "sqlite",
+            "A write transaction that begins immediately takes the lock before it reads anything.",
+        ),
+        (
+            "sqlite",
+            "The write-ahead log lets readers keep reading while one writer appends to the log.",
+        ),
+        (
+            "sqlite",
+            "A busy timeout makes a connection wait for the lock instead of failing at once.",
+        ),
+        (
+            "http",
+            "The client follows redirects up to a limit and then returns the last response.",
+        ),
+        (
+            "http",
+            "A request that takes longer than the deadline is cancelled and reported as a timeout.",
+        ),
+        (
+            "hashing",
+            "The hash of a key decides which bucket of the table it is stored in.",
+        ),
+        (
+            "hashing",
+            "When the table is more than half full it grows to twice its size and rehashes.",
+        ),
+        (
+            "errors",
+            "An error that the caller can handle is returned, and a bug is reported by a panic.",
+        ),
+        (
+            "errors",
+            "The question mark operator returns early with the error converted by its From impl.",
+        ),
+        (
+            "threads",
+            "A scoped thread may borrow from the stack because it is joined before the scope ends.",
+        ),
+        (
+            "threads",
+            "The thread pool runs blocking work so that the async workers are never stalled.",
+        ),
+        (
+            "zephyr",
+            "The zephyr scheduler wakes a task only when its deadline has passed.",
+        ),
+        (
+            "parsing",
+            "The parser reads one line at a time and reports the column of the first bad byte.",
+        ),
+        (
+            "parsing",
+            "A line longer than the limit is dropped and the reader skips to the next newline.",
+        ),
+        (
+            "time",
+            "Timestamps are stored as milliseconds since the epoch in a signed integer column.",
+        ),
+        (
+            "time",
+            "A monotonic clock never goes backwards, so it measures how long something took.",
+        ),
+    ];
+
+    fn store() -> (Memory, Vec<String>) {
+        let memory = Memory::new(Db::open_in_memory().unwrap(), Embedder::none());
+        let ids = CORPUS
+            .iter()
+            .map(|(title, content)| {
+                let new = NewFact {
+                    title,
+                    content,
+                    tags: &[],
+                };
+                memory.save_fact(&new, &WriteScope::default()).unwrap().id
+            })
+            .collect();
+        (memory, ids)
+    }
+
+    fn ids_for(memory: &Memory, query: &str) -> Vec<String> {
+        memory
+            .search(query, Some(SearchMode::Fts), 10, &ReadScope::default())
+            .unwrap()
+            .hits
+            .into_iter()
+            .map(|h| h.entry.id().to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn a_stored_fact_is_found_first_by_five_of_its_own_words() {
+        let (memory, ids) = store();
+        for ((_, content), id) in CORPUS.iter().zip(&ids) {
+            let words = query::words(content);
+            for start in 0..=words.len() - 5 {
+                let probe = words[start..start + 5].join(" ");
+                let found = ids_for(&memory, &probe);
+                assert_eq!(
+                    found.first(),
+                    Some(id),
+                    "{probe:?} should find {content:?} first"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_rare_word_outranks_a_common_one() {
+        let (memory, ids) = store();
+        // "the" and "task" are in many facts, "zephyr" in one.
+        let found = ids_for(&memory, "the task zephyr");
+        assert_eq!(found.first(), Some(&ids[15]), "{found:?}");
+        let found = ids_for(&memory, "lock zephyr");
+        assert_eq!(
+            found.first(),
+            Some(&ids[15]),
+            "the rarer word decides: {found:?}"
+        );
+        assert!(
+            found.contains(&ids[4]) && found.contains(&ids[6]),
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn a_fact_with_every_word_outranks_facts_with_some_and_stop_words_do_not_drown_it() {
+        let (memory, ids) = store();
+        let found = ids_for(&memory, "what happens to the lock when the writer appends");
+        assert_eq!(found.first(), Some(&ids[5]), "{found:?}");
+        let found = ids_for(&memory, "is the file closed");
+        assert_eq!(found.first(), Some(&ids[3]), "{found:?}");
+        // A query of stop words alone still searches them.
+        assert!(!ids_for(&memory, "the of").is_empty());
+    }
+
+    #[test]
+    fn scores_fall_with_the_ranking_and_the_best_scores_one() {
+        let (memory, _) = store();
+        for query in [
+            "the file",
+            "write lock",
+            "a line longer than the limit",
+            "deadline",
+        ] {
+            let hits = memory
+                .search(query, Some(SearchMode::Fts), 20, &ReadScope::default())
+                .unwrap()
+                .hits;
+            assert_eq!(hits[0].score, 1.0, "{query}");
+            assert!(
+                hits.windows(2)
+                    .all(|w| w[0].score >= w[1].score && w[1].score > 0.0),
+                "{query}: {:?}",
+                hits.iter().map(|h| h.score).collect::<Vec<_>>()
+            );
+        }
+    }
+
+    /// A store of `facts` (title, content) after `fillers` facts that all say `filler`.
+    fn store_of(facts: &[(&str, &str)], filler: &str, fillers: usize) -> (Memory, Vec<String>) {
+        let memory = Memory::new(Db::open_in_memory().unwrap(), Embedder::none());
+        let filler: Vec<(String, String)> = (0..fillers)
+            .map(|i| (format!("note {i}"), format!("{filler} number {i}")))
+            .collect();
+        crate::memory::seed_facts(
+            &memory.db.conn(),
+            filler.iter().map(|(t, c)| (t.as_str(), c.as_str())),
+        )
+        .unwrap();
+        let ids = facts
+            .iter()
+            .map(|(title, content)| {
+                let new = NewFact {
+                    title,
+                    content,
+                    tags: &[],
+                };
+                memory.save_fact(&new, &WriteScope::default()).unwrap().id
+            })
+            .collect();
+        (memory, ids)
+    }
+
+    #[test]
+    fn every_form_of_a_content_word_finds_the_others() {
+        let (memory, ids) = store_of(
+            &[
+                ("rollout", "The deployment to production failed twice"),
+                ("settings", "We configured the proxy by hand"),
+                ("database", "Connections are pooled per worker"),
+            ],
+            "the build waits for the review of the change",
+            300,
+        );
+        for (query, id) in [
+            ("deploy", &ids[0]),
+            ("deployed", &ids[0]),
+            ("deploying", &ids[0]),
+            ("deploys to production", &ids[0]),
+            ("the deployments failing", &ids[0]),
+            ("configuration of the proxy", &ids[1]),
+            ("configuring proxies", &ids[1]),
+            ("connection pooling", &ids[2]),
+            ("connecting workers", &ids[2]),
+        ] {
+            let found = ids_for(&memory, query);
+            assert_eq!(found.first(), Some(id), "{query:?}: {found:?}");
+        }
+    }
+
+    #[test]
+    fn a_rare_word_outranks_common_ones_in_a_large_store() {
+        let (memory, ids) = store_of(
+            &[
+                ("zephyr", "The zephyr scheduler wakes a task"),
+                ("queue", "A task waits in the queue until a worker is free"),
+            ],
+            "a task is woken by the scheduler",
+            500,
+        );
+        for query in [
+            "task zephyr",
+            "zephyr",
+            "wakes the task zephyr",
+            "scheduler zephyr",
+        ] {
+            let found = ids_for(&memory, query);
+            assert_eq!(found.first(), Some(&ids[0]), "{query:?}");
+        }
+        let found = ids_for(&memory, "task waits in the queue");
+        assert_eq!(found.first(), Some(&ids[1]), "{found:?}");
+    }
+
+    #[test]
+    fn a_misspelt_rare_word_still_finds_its_fact() {
+        let (memory, ids) = store_of(
+            &[
+                ("zephyr", "The zephyr scheduler wakes a task"),
+                ("onboarding", "Onboarding checklist for new engineers"),
+            ],
+            "a task is woken by the scheduler",
+            300,
+        );
+        for (query, id) in [
+            ("zephr", &ids[0]),
+            ("the zehpyr scheduler", &ids[0]),
+            ("zephyrr task", &ids[0]),
+            ("onbaording checklist", &ids[1]),
+            ("onboardign", &ids[1]),
+        ] {
+            let found = ids_for(&memory, query);
+            assert_eq!(found.first(), Some(id), "{query:?}: {found:?}");
+        }
+        // A word that is close to nothing finds nothing rather than anything.
+        assert!(ids_for(&memory, "xylophone").is_empty());
+    }
+}

@@ -1,0 +1,185 @@
+//! Vector search: the facts nearest a query's embedding, in scope, with their stored vectors.
+//!
+//! Owns: asking the per-process index (`memory::vectors`) for the nearest rowids and reading them
+//! back from the file with the scope filter, asking for more while the scope filters too many out.
+//! The index's answers are candidates only: each is read back and later scored with its stored
+//! `f32` vector (`blend`), so the final order is exact and an out-of-scope fact is never returned.
+//!
+//! Must never: compare vectors made by different models (only rows whose `embedding_model` is the
+//! current model's are read).
+
+use rusqlite::Connection;
+use rusqlite::types::Value as SqlValue;
+
+use super::super::embed::from_blob;
+use super::super::vectors::VectorIndex;
+use super::super::{Entry, MemoryError, ReadScope, fact_columns, fact_from_row, scope_filter};
+use super::{Candidate, as_params, named};
+
+/// Vector search reads back this many of the index's nearest candidates per hit asked for.
+const VECTOR_OVERFETCH: usize = 10;
+
+/// The facts nearest `query_vector` among every in-scope fact embedded by `model`: the index
+/// proposes the nearest `limit × 10` rowids (then more, while the scope filters too many out), and
+/// those are read back with the scope filter and their stored vectors.
+pub(super) fn nearest(
+    conn: &Connection,
+    index: &VectorIndex,
+    query_vector: &[f32],
+    model: &str,
+    limit: u32,
+    scope: &ReadScope,
+) -> Result<Vec<Candidate>, MemoryError> {
+    let stored = index.len(conn, model)?;
+    let mut wanted = (limit as usize * VECTOR_OVERFETCH).max(VECTOR_OVERFETCH);
+    let candidates = loop {
+        let rowids = index.nearest(conn, model, query_vector, wanted)?;
+        let found = facts_by_rowid(conn, &rowids, model, scope)?;
+        if found.len() >= limit as usize || rowids.len() >= stored {
+            break found;
+        }
+        wanted *= 4;
+    };
+    Ok(candidates)
+}
+
+/// The facts with `rowids` that are in scope and embedded by `model`, with their vectors.
+fn facts_by_rowid(
+    conn: &Connection,
+    rowids: &[i64],
+    model: &str,
+    scope: &ReadScope,
+) -> Result<Vec<Candidate>, MemoryError> {
+    let list = serde_json::to_string(rowids).unwrap_or_else(|_| "[]".into());
+    let params = named(
+        scope,
+        [
+            (":rowids", SqlValue::Text(list)),
+            (":model", SqlValue::Text(model.to_owned())),
+        ],
+    );
+    let found = conn
+        .prepare_cached(concat!(
+            "SELECT ",
+            fact_columns!(),
+            ", m.embedding AS embedding FROM memory_facts m
+             WHERE m.rowid IN (SELECT value FROM json_each(:rowids))
+               AND m.embedding_model = :model AND ",
+            scope_filter!()
+        ))?
+        .query_map(as_params(&params).as_slice(), |r| {
+            let blob: Option<Vec<u8>> = r.get("embedding")?;
+            Ok(Candidate {
+                entry: Entry::Fact(fact_from_row(r)?),
+                text: None,
+                vector: blob.as_deref().and_then(from_blob),
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::embed::Provider;
+    use super::super::SearchMode;
+    use crate::db::Db;
+    use crate::memory::{Embedder, Memory, NewFact, ReadScope, WriteScope};
+
+    #[test]
+    fn an_old_fact_is_found_by_meaning_behind_thousands_of_newer_ones() {
+        let provider = Provider::Ollama {
+            base: clawboo_tests::loopback::ollama().base,
+            model: "nomic-embed-text".into(),
+        };
+        let memory = Memory::new(
+            Db::open_in_memory().unwrap(),
+            Embedder::with(Some(provider.clone())),
+        );
+        let old = NewFact {
+            title: "Payments",
+            content: "refunds go through the stripe dashboard",
+            tags: &[],
+        };
+        let old = memory.save_fact(&old, &WriteScope::default()).unwrap();
+        let team_only = NewFact {
+            title: "Ledger",
+            content: "stripe refunds are reconciled in the ledger dashboard",
+            tags: &[],
+        };
+        let team_only = memory
+            .save_fact(&team_only, &WriteScope::new(Some("team-a"), None, None))
+            .unwrap();
+        // Thousands of newer facts, each embedded (written directly: one HTTP call each would be
+        // slow), none about payments.
+        let fillers: Vec<(String, String)> = (0..3000)
+            .map(|i| {
+                (
+                    format!("note {i}"),
+                    format!("garden {i} hose and rake and shed"),
+                )
+            })
+            .collect();
+        {
+            let conn = memory.db.conn();
+            crate::memory::seed_facts(&conn, fillers.iter().map(|(t, c)| (t.as_str(), c.as_str())))
+                .unwrap();
+            let mut set = conn
+                .prepare(
+                    "UPDATE memory_facts SET embedding = ?1, embedding_model = ?2 WHERE id = ?3",
+                )
+                .unwrap();
+            let ids: Vec<(String, String)> = conn
+                .prepare("SELECT id, content FROM memory_facts WHERE title LIKE 'note %'")
+                .unwrap()
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            for (id, content) in ids {
+                let vector: Vec<f32> = clawboo_tests::loopback::bag_of_words(&content)
+                    .into_iter()
+                    .map(|x| x as f32)
+                    .collect();
+                set.execute(rusqlite::params![
+                    crate::memory::embed::to_blob(&vector),
+                    provider.id(),
+                    id
+                ])
+                .unwrap();
+            }
+        }
+        for mode in [SearchMode::Vector, SearchMode::Hybrid] {
+            let hits = memory
+                .search(
+                    "stripe dashboard refunds",
+                    Some(mode),
+                    3,
+                    &ReadScope::default(),
+                )
+                .unwrap()
+                .hits;
+            let first = hits.first().map(|h| h.entry.id());
+            assert!(
+                first == Some(old.id.as_str()) || first == Some(team_only.id.as_str()),
+                "{mode:?}: {hits:?}"
+            );
+            assert!(
+                hits.iter().take(2).any(|h| h.entry.id() == old.id),
+                "{mode:?}"
+            );
+        }
+        // A reader scoped to another team still finds the global fact, never team A's.
+        let hits = memory
+            .search(
+                "stripe dashboard refunds",
+                Some(SearchMode::Vector),
+                3,
+                &ReadScope::new(Some("team-b"), None, None),
+            )
+            .unwrap()
+            .hits;
+        assert_eq!(hits[0].entry.id(), old.id);
+        assert!(hits.iter().all(|h| h.entry.id() != team_only.id));
+    }
+}
