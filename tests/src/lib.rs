@@ -4,7 +4,8 @@
 //! Owns: locating (and if needed building) the bins, temporary database folders, and reading
 //! replies with a deadline so that a hung server fails a test instead of hanging it. Which bins
 //! exist and what each server lists come from the registry of servers
-//! (`clawboo_core::internal::registry`), never from a list of its own.
+//! (`clawboo_core::internal::registry`), never from a list of its own. Also the held-out scrub
+//! and search corpora (`heldout`), built another way than the ones the code was tuned on.
 //! Must never: depend on the server's internals; everything else goes over the wire.
 
 pub mod browser;

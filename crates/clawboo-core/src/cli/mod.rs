@@ -158,7 +158,7 @@ pub fn commands(kind: ServerKind) -> Vec<Command> {
                 synopsis: synopsis_of(&host::SERVE_FLAGS),
                 about: format!(
                     "serve over Streamable HTTP at /api/mcp/<server> (default 127.0.0.1:{}); --all hosts\n\
-                     every server, the /api/tools REST routes and the approvals page at / on one port",
+                     every server, the REST routes and the operator console at / on one port",
                     host::DEFAULT_PORT
                 ),
                 action: Action::Serve,

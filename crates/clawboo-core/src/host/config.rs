@@ -41,7 +41,7 @@ pub const DEFAULT_MAX_SESSIONS: usize = mcp_http::DEFAULT_MAX_SESSIONS;
 pub const SERVE_FLAGS: [(&str, &str); 14] = [
     (
         "--all",
-        "mount every server (ClawBrain only with a vault), the /api/tools REST routes and the approvals page",
+        "mount every server (ClawBrain only with a vault), the REST routes and the operator console at /",
     ),
     (
         "--listen ADDR",

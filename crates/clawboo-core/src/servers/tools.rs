@@ -188,7 +188,7 @@ const DECISIONS: &[Choice] = &[
 ];
 
 /// The question about pending request `row`: the tool, why it needs a person, and its arguments
-/// (scrubbed when stored, masked again as the approvals page shows them).
+/// (scrubbed when stored, masked again as the console shows them).
 fn approval_question(row: &ApprovalRow) -> Question {
     let mut message = format!("Approve {}?", row.tool_name);
     if let Some(reason) = &row.reason {
