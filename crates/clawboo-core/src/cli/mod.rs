@@ -23,6 +23,7 @@
 //! while serving.
 
 pub mod clawbrain;
+mod doctor;
 mod maintain;
 pub mod operator;
 
