@@ -6,6 +6,8 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use clawboo_tests::http::{Host, poll_until};
@@ -43,11 +45,21 @@ fn host_as(dir: &TempDir, token: &str, extra: &[&str]) -> Host {
 }
 
 fn bin(bin: &str, args: &[&str], db: &Path) -> std::process::Output {
+    bin_with(bin, args, db, &[])
+}
+
+/// `bin args` on `db` with extra environment `env`, no token from the caller's environment.
+fn bin_with(bin: &str, args: &[&str], db: &Path, env: &[(&str, &str)]) -> std::process::Output {
     clawboo_tests::server_command(bin_path(bin), db)
         .args(args)
         .env_remove("CLAWBOO_HTTP_TOKEN")
+        .envs(env.iter().copied())
         .output()
         .unwrap()
+}
+
+fn stdout(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 #[test]
@@ -297,4 +309,406 @@ fn at_sigterm_a_waiting_approval_expires_its_answer_arrives_and_the_host_exits_w
         .cloned()
         .expect("no after row");
     assert_eq!(after["isError"], 1, "{after}");
+}
+
+const TEAMCHAT: &str = "clawboo-mcp-teamchat";
+/// The manual clock of the retention tests: rows are written at `OLD`, compaction runs at `NOW`.
+const OLD: i64 = 1_700_000_000_000;
+const NOW: i64 = OLD + 40 * 86_400_000;
+
+/// A teamchat process bound to `team` as `agent`, its clock starting at `at`.
+fn poster(db: &Path, team: &str, agent: &str, at: i64) -> Server {
+    Server::spawn(
+        TEAMCHAT,
+        db,
+        &[
+            ("CLAWBOO_ROOM_TEAM_ID", team),
+            ("CLAWBOO_AUTHOR_AGENT_ID", agent),
+            ("CLAWBOO_TEST_CLOCK_MS", &at.to_string()),
+        ],
+    )
+}
+
+/// Posts `text` and returns the stored post.
+fn post(server: &mut Server, text: &str) -> serde_json::Value {
+    let reply = server.call("team_chat_post", json!({ "text": text }));
+    assert!(!reply.is_error, "{}", reply.text());
+    reply.json()["posted"].clone()
+}
+
+fn count(db: &Path, sql: &str) -> i64 {
+    rusqlite::Connection::open(db)
+        .unwrap()
+        .query_row(sql, [], |r| r.get(0))
+        .unwrap()
+}
+
+#[test]
+fn compact_removes_old_rows_in_batches_keeps_young_ones_pending_approvals_and_each_rooms_top_seq() {
+    let dir = TempDir::new("longrun-compact");
+    let db = dir.db_path();
+    let mut old = poster(&db, "old", "a", OLD);
+    for text in ["one", "two", "three"] {
+        post(&mut old, text);
+    }
+    drop(old);
+    let mut live = poster(&db, "live", "a", OLD);
+    post(&mut live, "old one");
+    post(&mut live, "old two");
+    drop(live);
+    post(&mut poster(&db, "live", "a", NOW), "young");
+    // Audit rows and approvals as the reference's writers leave them, 2,000 of them old.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    for i in 0..2_005 {
+        let at = if i < 2_000 { OLD } else { NOW };
+        conn.execute(
+            "INSERT INTO tool_call_audit (id, tool_name, phase, created_at) VALUES (?1, 'echo', 'before', ?2)",
+            rusqlite::params![format!("audit-{i}"), at],
+        )
+        .unwrap();
+    }
+    for (id, status, at) in [
+        ("pending-old", "pending", OLD),
+        ("denied-old", "deny", OLD),
+        ("granted-old", "allow_always", OLD),
+        ("expired-young", "expired", NOW),
+    ] {
+        conn.execute(
+            "INSERT INTO tool_call_approvals (id, tool_name, agent_id, status, created_at, expires_at, resolved_at)
+             VALUES (?1, 'delete_path', 'a', ?2, ?3, ?3 + 60000, CASE WHEN ?2 = 'pending' THEN NULL ELSE ?3 END)",
+            rusqlite::params![id, status, at],
+        )
+        .unwrap();
+    }
+    drop(conn);
+    let clock = NOW.to_string();
+    let env = [
+        ("CLAWBOO_TEST_CLOCK_MS", clock.as_str()),
+        ("CLAWBOO_RETAIN_AUDIT_DAYS", "30"),
+        ("CLAWBOO_RETAIN_POSTS_DAYS", "30"),
+    ];
+
+    let dry = bin_with(TOOLS, &["compact", "--dry-run", "--json"], &db, &env);
+    assert_eq!(dry.status.code(), Some(0), "{dry:?}");
+    let dry: serde_json::Value = serde_json::from_slice(&dry.stdout).unwrap();
+    assert_eq!(dry["retention"]["dryRun"], true);
+    let would: Vec<(String, u64)> = dry["retention"]["kinds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| {
+            (
+                k["kind"].as_str().unwrap().to_owned(),
+                k["rows"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        would,
+        [("audit".to_owned(), 2_000), ("posts".to_owned(), 4)]
+    );
+    assert_eq!(dry["vacuumed"], false);
+    assert_eq!(count(&db, "SELECT count(*) FROM tool_call_audit"), 2_005);
+    assert_eq!(count(&db, "SELECT count(*) FROM team_chat"), 6);
+
+    // The flag adds approvals to what the environment asks for.
+    let done = bin_with(
+        TOOLS,
+        &["compact", "--approvals-days", "30", "--json"],
+        &db,
+        &env,
+    );
+    assert_eq!(done.status.code(), Some(0), "{done:?}");
+    let done: serde_json::Value = serde_json::from_slice(&done.stdout).unwrap();
+    let kinds = done["retention"]["kinds"].as_array().unwrap().clone();
+    assert_eq!(kinds.len(), 3, "{done}");
+    assert_eq!(
+        (kinds[0]["rows"].as_u64(), kinds[0]["batches"].as_u64()),
+        (Some(2_000), Some(4)),
+        "2,000 rows at most 500 per transaction: {done}"
+    );
+    assert_eq!(kinds[1]["rows"], 4);
+    assert_eq!(kinds[2]["rows"], 1);
+    assert_eq!(done["vacuumed"], true);
+    assert!(done["sizeBefore"]["file"].as_u64().unwrap() > 0);
+    assert!(done["sizeAfter"]["file"].as_u64().unwrap() > 0);
+    assert_eq!(done["sizeAfter"]["wal"], 0, "{done}");
+
+    assert_eq!(count(&db, "SELECT count(*) FROM tool_call_audit"), 5);
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM team_chat WHERE room_id = 'team:old'"
+        ),
+        1
+    );
+    assert_eq!(
+        count(
+            &db,
+            "SELECT max(seq) FROM team_chat WHERE room_id = 'team:old'"
+        ),
+        3
+    );
+    let kept: Vec<String> = rusqlite::Connection::open(&db)
+        .unwrap()
+        .prepare("SELECT id FROM tool_call_approvals ORDER BY id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert_eq!(kept, ["expired-young", "granted-old", "pending-old"]);
+    // The room's seq goes on from where it was, so a reader's cursor still sees the new post.
+    let mut old = poster(&db, "old", "b", NOW);
+    assert_eq!(post(&mut old, "after the purge")["seq"], 4);
+    let mut reader = poster(&db, "old", "c", NOW);
+    let seen = reader
+        .call("team_chat_subscribe", json!({ "sinceSeq": 3 }))
+        .json();
+    assert_eq!(seen["posts"][0]["seq"], 4, "{seen}");
+    assert_eq!(seen["nextSeq"], 4, "{seen}");
+    drop(old);
+
+    let text = bin_with(TOOLS, &["compact"], &db, &env);
+    assert_eq!(text.status.code(), Some(0));
+    let text = stdout(&text);
+    assert!(
+        text.contains(
+            "retention: removed 0 audit rows (older than 30 days, 0 batches), 1 team-room posts"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("space: VACUUM done, WAL truncated"), "{text}");
+    assert!(text.contains(" bytes before (file "), "{text}");
+}
+
+#[test]
+fn a_backup_taken_during_a_write_storm_holds_every_write_acknowledged_before_it() {
+    const WRITERS: usize = 3;
+    let dir = TempDir::new("longrun-storm");
+    let db = dir.db_path();
+    // The first use of a bin builds the bins: before the writers are timed.
+    bin_path(TEAMCHAT);
+    // A post is acknowledged with its seq, unique in its room.
+    let acknowledged = Arc::new(Mutex::new(Vec::<i64>::new()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let writers: Vec<_> = (0..WRITERS)
+        .map(|w| {
+            let (db, acknowledged, stop) =
+                (db.clone(), Arc::clone(&acknowledged), Arc::clone(&stop));
+            std::thread::spawn(move || {
+                let mut server = Server::spawn(
+                    TEAMCHAT,
+                    &db,
+                    &[
+                        ("CLAWBOO_ROOM_TEAM_ID", "storm"),
+                        ("CLAWBOO_AUTHOR_AGENT_ID", &format!("w{w}")),
+                    ],
+                );
+                let mut i = 0;
+                while !stop.load(Ordering::SeqCst) {
+                    let posted = post(&mut server, &format!("w{w} #{i}"));
+                    acknowledged
+                        .lock()
+                        .unwrap()
+                        .push(posted["seq"].as_i64().unwrap());
+                    i += 1;
+                }
+            })
+        })
+        .collect();
+    let acked = |n: usize| {
+        poll_until(Duration::from_secs(60), || {
+            (acknowledged.lock().unwrap().len() >= n).then_some(())
+        })
+        .expect("the writers stalled");
+    };
+    acked(60);
+    let before: Vec<i64> = acknowledged.lock().unwrap().clone();
+    let copy = dir.path().join("storm-copy.db");
+    let backup = bin(
+        "clawboo-mcp-tasks",
+        &["backup", copy.to_str().unwrap()],
+        &db,
+    );
+    assert_eq!(backup.status.code(), Some(0), "{backup:?}");
+    // The writers kept going while the copy was made and go on after it.
+    acked(before.len() + 60);
+    stop.store(true, Ordering::SeqCst);
+    for writer in writers {
+        writer.join().expect("a writer failed");
+    }
+    let check = bin("clawboo-mcp-tasks", &["check", copy.to_str().unwrap()], &db);
+    assert_eq!(check.status.code(), Some(0), "{check:?}");
+    let report = stdout(&check);
+    assert!(report.contains("integrity: ok"), "{report}");
+    for component in ["board", "memory", "broker", "teamchat"] {
+        assert!(
+            report.contains(&format!("  {component} ")) && !report.contains("newer than"),
+            "{report}"
+        );
+    }
+    assert!(report.contains("(current)"), "{report}");
+    let conn = rusqlite::Connection::open(&copy).unwrap();
+    let in_copy: std::collections::HashSet<i64> = conn
+        .prepare("SELECT seq FROM team_chat WHERE room_id = 'team:storm'")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    let missing: Vec<&i64> = before.iter().filter(|id| !in_copy.contains(*id)).collect();
+    assert!(
+        missing.is_empty(),
+        "{} acknowledged writes missing from the copy: {missing:?}",
+        missing.len()
+    );
+    let total = acknowledged.lock().unwrap().len();
+    assert!(
+        in_copy.len() < total,
+        "the copy is a point in time, not the end: {} of {total}",
+        in_copy.len()
+    );
+}
+
+/// A file the servers have opened (schema made), and the doctor's environment.
+fn doctored(dir: &TempDir) -> PathBuf {
+    let db = dir.db_path();
+    drop(Server::spawn("clawboo-mcp-tasks", &db, &[]));
+    db
+}
+
+#[test]
+fn doctor_on_a_healthy_file_passes_every_check() {
+    let dir = TempDir::new("longrun-doctor");
+    let db = doctored(&dir);
+    let out = bin_with(TOOLS, &["doctor"], &db, &[("CLAWBOO_EMBEDDINGS", "off")]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    for line in [
+        "ok    database: ",
+        "ok    size: ",
+        "ok    integrity: ok (PRAGMA integrity_check)",
+        "ok    schema: board ",
+        "ok    retention: off",
+        "ok    binding key: ",
+        "ok    embeddings: off (CLAWBOO_EMBEDDINGS=off)",
+    ] {
+        assert!(
+            text.lines().any(|l| l.starts_with(line)),
+            "{line:?} in {text}"
+        );
+    }
+    assert!(text.ends_with("all checks passed\n"), "{text}");
+    let json = bin_with(
+        TOOLS,
+        &["doctor", "--json"],
+        &db,
+        &[("CLAWBOO_EMBEDDINGS", "off")],
+    );
+    let json: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(json["ok"], true, "{json}");
+    assert!(json["sizes"]["file"].as_u64().unwrap() > 0);
+
+    let missing = bin_with(
+        TOOLS,
+        &["doctor"],
+        &dir.path().join("none.db"),
+        &[("CLAWBOO_EMBEDDINGS", "off")],
+    );
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(
+        stdout(&missing).contains("does not exist"),
+        "{}",
+        stdout(&missing)
+    );
+    assert!(
+        !dir.path().join("none.db").exists(),
+        "doctor creates nothing"
+    );
+}
+
+#[test]
+fn doctor_warns_of_a_tokens_file_others_may_read_and_of_an_embedding_provider_that_is_down() {
+    let dir = TempDir::new("longrun-doctor-mode");
+    let db = doctored(&dir);
+    let file = tokens_file(&dir, 0o644);
+    // The test command points Ollama at a closed loopback port.
+    let out = bin(
+        TOOLS,
+        &["doctor", "--tokens-file", file.to_str().unwrap()],
+        &db,
+    );
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains(&format!(
+            "WARN  tokens file: {} has mode 644: group or others may read it",
+            file.display()
+        )),
+        "{text}"
+    );
+    assert!(text.contains("WARN  embeddings: none"), "{text}");
+    assert!(text.ends_with("2 checks need attention\n"), "{text}");
+    assert!(
+        !text.contains("fake-") && !String::from_utf8_lossy(&out.stderr).contains("fake-"),
+        "{text}"
+    );
+    set_mode(&file, 0o600);
+    let out = bin_with(
+        TOOLS,
+        &["doctor", "--tokens-file", file.to_str().unwrap()],
+        &db,
+        &[("CLAWBOO_EMBEDDINGS", "off")],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("ok    tokens file: "),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn doctor_shows_a_live_hosts_sessions_and_never_the_token() {
+    let dir = TempDir::new("longrun-doctor-host");
+    let db = doctored(&dir);
+    let mut host = host_as(&dir, ALICE, &[]);
+    let session = host.session("/api/mcp/tools");
+    let url = format!("http://{}", host.addr);
+    let env = [("CLAWBOO_EMBEDDINGS", "off"), ("CLAWBOO_HTTP_TOKEN", ALICE)];
+    let out = bin_with(TOOLS, &["doctor", "--host", &url], &db, &env);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("ok    host: "))
+        .expect(&text);
+    assert!(
+        line.contains(&format!("{url} answers; live sessions: ")),
+        "{line}"
+    );
+    assert!(line.contains("tools 1"), "{line}");
+    let json = bin_with(TOOLS, &["doctor", "--host", &url, "--json"], &db, &env);
+    let json: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(json["sessions"]["tools"], 1, "{json}");
+    drop(session);
+    // A wrong token: the check fails, and neither token is shown.
+    let wrong = "fake-wrong-token-0123456789abcdef";
+    let out = bin_with(
+        TOOLS,
+        &["doctor", "--host", &url, "--token", wrong],
+        &db,
+        &env,
+    );
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("FAIL  host: ") && text.contains("401"),
+        "{text}"
+    );
+    for shown in [text.as_str(), &String::from_utf8_lossy(&out.stderr)] {
+        assert!(!shown.contains("fake-"), "{shown}");
+    }
+    host.token = None;
 }

@@ -59,6 +59,16 @@ pub fn get_json(url: &str, timeout: Duration) -> Result<Value, HttpError> {
     exchange(url, &[], None, timeout)
 }
 
+/// GETs `url` with the given extra headers (an `Authorization` one is never shown in an error)
+/// and returns the JSON answer.
+pub fn get_json_with(
+    url: &str,
+    headers: &[(&str, &str)],
+    timeout: Duration,
+) -> Result<Value, HttpError> {
+    exchange(url, headers, None, timeout)
+}
+
 /// One request: a POST of `body` as JSON when there is one, else a GET.
 fn exchange(
     url: &str,

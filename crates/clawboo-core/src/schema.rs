@@ -8,8 +8,10 @@
 //!
 //! This is the one module that knows both `db` and the repositories, so `db` never imports a
 //! repository; for the same reason `topics` (which tables changed, for the operator console's live
-//! updates) lives here.
+//! updates) and `retention` (which repositories' rows age out, and the policy that says when)
+//! live here.
 
+pub mod retention;
 pub mod topics;
 
 use std::path::Path;

@@ -26,6 +26,12 @@
 //!   an agent is nobody in particular, so nothing is remembered for it and `allow_always` on its
 //!   row is stored as `allow_once`, what it means ([`Resolution::for_row`]).
 //!
+//! - retention ([`RETENTION`], off by default) removes only *resolved* rows older than the cutoff
+//!   (by `resolved_at`, else `created_at`): never a `pending` row (someone may be waiting on it),
+//!   and never an `allow_always` row, which is a standing grant ([`standing_grant`] reads it, so
+//!   removing it would silently take a person's decision back). No other table points at an
+//!   approval row (the audit rows of its call carry no approval id).
+//!
 //! Must never: store unscrubbed arguments; decide whether a tool needs approval (the inspectors
 //! do).
 
@@ -38,8 +44,21 @@ use serde_json::Value;
 
 use super::audit::{self, Actor, DecidedVia, Unrun};
 use super::summary;
+use crate::db::retention::PurgeRule;
 use crate::db::{Conn, Db, immediate, new_id};
 use crate::log;
+
+/// Retention of the approval queue: resolved rows older than the cutoff, oldest first, except
+/// standing grants (see the module docs).
+pub const RETENTION: PurgeRule = PurgeRule {
+    count: "SELECT count(*) FROM tool_call_approvals
+            WHERE status NOT IN ('pending', 'allow_always') AND coalesce(resolved_at, created_at) < ?1",
+    delete: "DELETE FROM tool_call_approvals WHERE rowid IN
+             (SELECT rowid FROM tool_call_approvals
+              WHERE status NOT IN ('pending', 'allow_always')
+                AND coalesce(resolved_at, created_at) < ?1
+              ORDER BY created_at LIMIT ?2)",
+};
 
 /// A row's status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

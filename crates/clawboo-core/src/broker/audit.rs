@@ -5,14 +5,27 @@
 //! leaves a refused call with its `before` row only). Guarantees: what is written is already
 //! scrubbed and bounded (arguments as a scrubbed JSON summary of at most 4000 characters, results
 //! as scrubbed text of at most 8000); rows come back newest first, and of two rows written in the
-//! same millisecond the later one first. Must never: update or delete a row; store raw arguments.
+//! same millisecond the later one first. Must never: update a row, or delete one except through
+//! [`RETENTION`] (rows older than the age a person chose; off by default, see `schema::retention`);
+//! store raw arguments.
 
 use rusqlite::{Connection, Row, params};
 use serde::Serialize;
 use serde_json::Value;
 
 use super::summary;
+use crate::db::retention::PurgeRule;
 use crate::db::{Conn, Keyset, new_id};
+
+/// Retention of the audit log: a row goes when it is older than the cutoff, by its own
+/// `created_at` (so of a call whose `before` and `after` rows straddle the cutoff, the `before`
+/// row goes first; no other table points at an audit row). Oldest first.
+pub const RETENTION: PurgeRule = PurgeRule {
+    count: "SELECT count(*) FROM tool_call_audit WHERE created_at < ?1",
+    delete:
+        "DELETE FROM tool_call_audit WHERE rowid IN
+             (SELECT rowid FROM tool_call_audit WHERE created_at < ?1 ORDER BY created_at LIMIT ?2)",
+};
 
 /// The rows a listing returns when the caller sets no limit.
 pub const DEFAULT_LIMIT: u32 = 100;

@@ -10,11 +10,15 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use serde_json::json;
+
+use super::doctor;
 use super::{BinInfo, EXIT_FAILURE, fail, usage_error};
 use crate::args::{Args, Usage, Word};
 use crate::db::backup::{self as db_backup, CheckReport};
-use crate::db::default_db_path;
+use crate::db::{Clock, Db, default_db_path, retention as db_retention};
 use crate::host;
+use crate::schema::retention::{self, Kind, Policy};
 
 /// The upkeep commands: `(words, synopsis, what it does)`, as every bin's help lists them.
 pub fn commands() -> Vec<(Vec<&'static str>, &'static str, &'static str)> {
@@ -39,17 +43,32 @@ pub fn commands() -> Vec<(Vec<&'static str>, &'static str, &'static str)> {
             "PATH [--force]",
             "replace the database with a checked copy of PATH, at once; refused while another process has it open, unless --force",
         ),
+        (
+            vec!["compact"],
+            "[--audit-days N] [--posts-days N] [--approvals-days N] [--dry-run] [--json]",
+            "apply the retention policy once (CLAWBOO_RETAIN_*_DAYS, the flags override; off by default),\n\
+             then VACUUM and truncate the WAL; prints what was removed and the file size before and after",
+        ),
+        (
+            vec!["doctor"],
+            doctor::SYNOPSIS,
+            "check the database (size, WAL, integrity, schema), key and token file permissions, the\n\
+             embedding provider and, with --host, a running host's sessions; exit 1 when something is wrong",
+        ),
     ]
 }
 
 /// Runs the upkeep command named by `words` with its arguments `rest`.
 pub fn dispatch(info: &BinInfo, words: &[&str], rest: &[String]) -> ExitCode {
     let path = words.join(" ");
+    let json = rest.iter().any(|a| a == "--json");
     let outcome = match words {
         ["token", "new"] => token_new(rest),
         ["backup"] => backup(rest),
         ["check"] => check(rest),
         ["restore"] => restore(rest),
+        ["compact"] => compact(rest),
+        ["doctor"] => doctor::run(rest),
         _ => Err(Failure::Usage(Usage(format!("unknown command {path:?}")))),
     };
     match outcome {
@@ -57,19 +76,25 @@ pub fn dispatch(info: &BinInfo, words: &[&str], rest: &[String]) -> ExitCode {
             println!("{text}");
             ExitCode::SUCCESS
         }
-        Err(Failure::Usage(usage)) => usage_error(info.bin, &path, false, &usage),
+        Err(Failure::Unwell(text)) => {
+            println!("{text}");
+            ExitCode::from(EXIT_FAILURE)
+        }
+        Err(Failure::Usage(usage)) => usage_error(info.bin, &path, json, &usage),
         Err(Failure::Failed(message)) => {
-            fail(info.bin, false, EXIT_FAILURE, &format!("{path}: {message}"))
+            fail(info.bin, json, EXIT_FAILURE, &format!("{path}: {message}"))
         }
     }
 }
 
 /// Why a command did not finish.
-enum Failure {
+pub(super) enum Failure {
     /// A bad flag or argument (exit 2).
     Usage(Usage),
     /// The work failed (exit 1).
     Failed(String),
+    /// The command ran and its report (printed on stdout) says something is wrong (exit 1).
+    Unwell(String),
 }
 
 impl From<Usage> for Failure {
@@ -99,7 +124,7 @@ fn token_new(rest: &[String]) -> Result<String, Failure> {
     host::new_token_line(&name).map_err(|e| Failure::Usage(Usage(e)))
 }
 
-fn live_path() -> Result<PathBuf, Failure> {
+pub(super) fn live_path() -> Result<PathBuf, Failure> {
     default_db_path().map_err(|e| Failure::Failed(e.to_string()))
 }
 
@@ -157,5 +182,114 @@ fn restore(rest: &[String]) -> Result<String, Failure> {
         &format!("restored {} over", source.display()),
         &live,
         &checked,
+    ))
+}
+
+/// The sizes of the database file and its WAL and shared-memory files, in bytes (0 when absent).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub(super) struct Sizes {
+    pub file: u64,
+    pub wal: u64,
+    pub shm: u64,
+}
+
+impl Sizes {
+    pub(super) fn of(path: &Path) -> Self {
+        let size = |suffix: &str| {
+            let mut name = path.as_os_str().to_owned();
+            name.push(suffix);
+            std::fs::metadata(PathBuf::from(name)).map_or(0, |m| m.len())
+        };
+        Self {
+            file: size(""),
+            wal: size("-wal"),
+            shm: size("-shm"),
+        }
+    }
+
+    /// The file and its WAL: what the database takes on disk (the shared-memory file is an index).
+    fn total(self) -> u64 {
+        self.file + self.wal
+    }
+}
+
+/// `compact`: retention once at the database's clock (the environment's policy, the flags
+/// override it), then, unless `--dry-run`, `VACUUM` and a truncating checkpoint.
+fn compact(rest: &[String]) -> Result<String, Failure> {
+    let mut policy = Policy::from_env().map_err(Failure::Failed)?;
+    let mut dry_run = false;
+    let mut json_out = false;
+    let mut args = Args::new(rest);
+    while let Some(word) = args.next_word()? {
+        let Word::Flag(flag) = &word else {
+            return Err(word.unexpected().into());
+        };
+        match flag.as_str() {
+            "--dry-run" => dry_run = true,
+            "--json" => json_out = true,
+            _ => {
+                let Some(kind) = Kind::ALL
+                    .into_iter()
+                    .find(|k| *flag == format!("--{}-days", k.as_str()))
+                else {
+                    return Err(word.unexpected().into());
+                };
+                let value = args.value()?;
+                let days = retention::parse_days(flag, &value).map_err(Usage)?;
+                policy.set(kind, Some(days));
+            }
+        }
+    }
+    let live = live_path()?;
+    if !live.is_file() {
+        return Err(Failure::Failed(format!(
+            "{} does not exist: nothing to compact",
+            live.display()
+        )));
+    }
+    let db = Db::open(&live)
+        .map_err(|e| Failure::Failed(e.to_string()))?
+        .with_clock(Clock::from_env());
+    let before = Sizes::of(&live);
+    let conn = db.conn();
+    let report = retention::apply(&conn, &policy, dry_run, None)
+        .map_err(|e| Failure::Failed(e.to_string()))?;
+    let checkpoint = if dry_run {
+        None
+    } else {
+        Some(db_retention::reclaim(&conn).map_err(|e| Failure::Failed(e.to_string()))?)
+    };
+    drop(conn);
+    let after = Sizes::of(&live);
+    let shown = std::path::absolute(&live).unwrap_or(live);
+    if json_out {
+        let value = json!({
+            "database": shown.display().to_string(),
+            "retention": report,
+            "vacuumed": checkpoint.is_some(),
+            "walBusy": checkpoint.is_some_and(|c| c.busy),
+            "sizeBefore": before,
+            "sizeAfter": after,
+        });
+        return Ok(value.to_string());
+    }
+    let reclaimed = match checkpoint {
+        None => "dry run: nothing removed, nothing rewritten".to_owned(),
+        Some(c) if c.busy => {
+            "space: VACUUM done; a reader kept the WAL from being truncated (it is next time)"
+                .to_owned()
+        }
+        Some(_) => "space: VACUUM done, WAL truncated".to_owned(),
+    };
+    Ok(format!(
+        "compacted {}\nretention: {}\n{reclaimed}\nsize: {} bytes before (file {} + WAL {}), {} bytes after (file {} + WAL {})",
+        shown.display(),
+        report.summary(),
+        before.total(),
+        before.file,
+        before.wal,
+        after.total(),
+        after.file,
+        after.wal,
     ))
 }

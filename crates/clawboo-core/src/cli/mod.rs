@@ -23,6 +23,7 @@
 //! while serving.
 
 pub mod clawbrain;
+mod doctor;
 mod maintain;
 pub mod operator;
 
@@ -475,6 +476,10 @@ fn serve_command(info: &BinInfo, words: &[String]) -> ExitCode {
         tokens_file: env_value(host::TOKENS_FILE_ENV),
         binding_key: env_value(signature::KEY_ENV),
         vault: env_value(host::VAULT_ENV),
+        retention: match crate::schema::retention::Policy::from_env() {
+            Ok(policy) => policy,
+            Err(e) => return usage_error(info.bin, "serve", false, &Usage(e)),
+        },
     };
     let own: Vec<ServerKind> = registry::of_bin(info.bin).map(|e| e.kind).collect();
     let config = match host::parse_serve_args(&own, Args::new(words), env, db_path) {

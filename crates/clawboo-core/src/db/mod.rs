@@ -5,8 +5,8 @@
 //! connection gets (WAL, foreign keys, `synchronous=NORMAL`, a long busy timeout), the versioned,
 //! idempotent schema bootstrap, [`immediate`], the one way to run a `BEGIN IMMEDIATE` transaction,
 //! the [`Clock`] every timestamp column is stamped from, [`watch`]: how a waiter learns that
-//! another connection committed ([`Db::changes`]), and [`Keyset`], the paging cursor of newest-first
-//! listings.
+//! another connection committed ([`Db::changes`]), [`Keyset`], the paging cursor of newest-first
+//! listings, and [`retention`]: deleting old rows in bounded batches (the repositories say which).
 //!
 //! Time: a [`Db`] holds a [`Clock`] and every [`Conn`] it hands out carries it, so a repository reads
 //! the time with [`Conn::now_ms`] and never from the system directly. Production uses the system
@@ -55,6 +55,7 @@ use crate::binding::DB_PATH_ENV;
 
 pub mod backup;
 mod keyset;
+pub mod retention;
 pub mod watch;
 
 pub use keyset::Keyset;

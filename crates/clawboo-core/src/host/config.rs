@@ -7,7 +7,9 @@
 //! (named `default`), both may be given; ClawBrain's vault from `--vault DIR` or `MEMORY_DIR`, and never a
 //! default (over stdio ClawBrain defaults to `./memory`, but a long-lived host would then create a
 //! vault in whatever folder it was started from): without one, ClawBrain is not mounted, by the
-//! memory bin's `serve` or by `--all`, and the start-up line says so.
+//! memory bin's `serve` or by `--all`, and the start-up line says so. Retention
+//! (`schema::retention`) from `--retain-<kind>-days N` or `CLAWBOO_RETAIN_<KIND>_DAYS`, the flag
+//! winning; off by default, and the start-up line says what it is.
 //!
 //! Must never: show the token ([`HostConfig`]'s `Display` says only whether one is required).
 
@@ -21,6 +23,7 @@ use super::limits::Limits;
 use crate::args::{Args, Usage, Word};
 use crate::binding::ServerKind;
 use crate::mcp::http as mcp_http;
+use crate::schema::retention::{self, Kind, Policy};
 
 /// The port the host listens on by default (the reference's web server port).
 pub const DEFAULT_PORT: u16 = 18790;
@@ -38,7 +41,7 @@ pub const DEFAULT_SESSION_IDLE: Duration = mcp_http::DEFAULT_SESSION_IDLE;
 pub const DEFAULT_MAX_SESSIONS: usize = mcp_http::DEFAULT_MAX_SESSIONS;
 
 /// The `serve` flags, as its help shows them: `(flag, meaning)`.
-pub const SERVE_FLAGS: [(&str, &str); 14] = [
+pub const SERVE_FLAGS: [(&str, &str); 17] = [
     (
         "--all",
         "mount every server (ClawBrain only with a vault), the REST routes and the operator console at /",
@@ -95,6 +98,18 @@ pub const SERVE_FLAGS: [(&str, &str); 14] = [
         "--vault DIR",
         "ClawBrain's vault, mounted at /api/mcp/clawbrain (or MEMORY_DIR; no default)",
     ),
+    (
+        "--retain-audit-days N",
+        "remove audit rows older than N days, at start and hourly (or CLAWBOO_RETAIN_AUDIT_DAYS; default: keep)",
+    ),
+    (
+        "--retain-posts-days N",
+        "remove team-room posts older than N days, never a room's newest (or CLAWBOO_RETAIN_POSTS_DAYS)",
+    ),
+    (
+        "--retain-approvals-days N",
+        "remove resolved approvals older than N days, never allow_always grants (or CLAWBOO_RETAIN_APPROVALS_DAYS)",
+    ),
 ];
 
 /// How the host is set up.
@@ -122,6 +137,8 @@ pub struct HostConfig {
     pub vault: Option<PathBuf>,
     /// What clients may cost the host.
     pub limits: Limits,
+    /// How long old rows are kept (off: forever).
+    pub retention: Policy,
 }
 
 impl std::fmt::Display for HostConfig {
@@ -130,14 +147,15 @@ impl std::fmt::Display for HostConfig {
         let names: Vec<&str> = self.servers.iter().map(|s| s.as_str()).collect();
         write!(
             f,
-            "servers {}, token {}, bindings {}",
+            "servers {}, token {}, bindings {}, retention {}",
             names.join(", "),
             if !self.tokens.is_empty() {
                 "required"
             } else {
                 "off"
             },
-            self.signing.as_str()
+            self.signing.as_str(),
+            self.retention
         )
     }
 }
@@ -153,6 +171,8 @@ pub struct ServeEnv {
     pub binding_key: Option<String>,
     /// [`VAULT_ENV`].
     pub vault: Option<String>,
+    /// The retention policy of `CLAWBOO_RETAIN_<KIND>_DAYS` ([`Policy::from_env`]).
+    pub retention: Policy,
 }
 
 /// Reads the `serve` arguments. `own` are the bin's servers (`--all` mounts every one); the token
@@ -176,6 +196,7 @@ pub fn parse_serve_args(
         binding_key: env.binding_key,
         vault: env.vault.map(PathBuf::from),
         limits: Limits::default(),
+        retention: env.retention,
     };
     let mut token = env.token;
     let mut tokens_file = env.tokens_file.map(PathBuf::from);
@@ -206,7 +227,16 @@ pub fn parse_serve_args(
             }
             "--allow-host" => config.extra_hosts.push(args.value()?),
             "--vault" => config.vault = Some(PathBuf::from(args.value()?)),
-            _ => return Err(word.unexpected()),
+            _ => match Kind::ALL
+                .into_iter()
+                .find(|k| *flag == format!("--retain-{}-days", k.as_str()))
+            {
+                Some(kind) => {
+                    let days = retention::parse_days(flag, &args.value()?).map_err(Usage)?;
+                    config.retention.set(kind, Some(days));
+                }
+                None => return Err(word.unexpected()),
+            },
         }
     }
     if let Some(path) = tokens_file {
@@ -338,6 +368,33 @@ mod tests {
         }
         assert!(parse(&["--listen", "x", "--help"], ServeEnv::default()).is_err());
         assert!(parse(&["--help"], ServeEnv::default()).unwrap().is_none());
+    }
+
+    #[test]
+    fn retention_comes_from_the_environment_and_a_flag_overrides_it() {
+        let mut from_env = Policy::default();
+        from_env.set(Kind::Audit, Some(90));
+        from_env.set(Kind::Posts, Some(30));
+        let env = ServeEnv {
+            retention: from_env,
+            ..ServeEnv::default()
+        };
+        let config = parse(&["--retain-posts-days", "7"], env).unwrap().unwrap();
+        assert_eq!(config.retention.days(Kind::Audit), Some(90));
+        assert_eq!(config.retention.days(Kind::Posts), Some(7));
+        assert_eq!(config.retention.days(Kind::Approvals), None);
+        assert!(
+            config
+                .to_string()
+                .ends_with("retention audit 90 days, posts 7 days, approvals kept")
+        );
+        let off = parse(&[], ServeEnv::default()).unwrap().unwrap();
+        assert!(off.to_string().ends_with("retention off"), "{off}");
+        let err = parse(&["--retain-audit-days", "0"], ServeEnv::default()).unwrap_err();
+        assert_eq!(
+            err.0,
+            "--retain-audit-days needs a positive whole number of days, got \"0\""
+        );
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! The listener and shutdown: accept connections within the cap, serve each over HTTP/1.1 on its
-//! own task within the host's limits ([`super::limits`]), sweep idle sessions, and on SIGTERM or
-//! Ctrl-C shut down gracefully.
+//! own task within the host's limits ([`super::limits`]), sweep idle sessions, apply the retention
+//! policy (`schema::retention`: once at start, then every [`RETAIN_EVERY`], on the blocking pool
+//! over its own connection, in bounded batches; nothing when it is off), and on SIGTERM or Ctrl-C
+//! shut down gracefully.
 //!
 //! Guarantees: an accept error is logged and the loop goes on; a connection over the cap is
 //! answered 503 with `Connection: close` at once, never left waiting; a client that dribbles its
@@ -23,16 +25,22 @@ use tokio::sync::{Semaphore, watch};
 
 use super::limits::OVER_CAPACITY;
 use super::routes::State;
+use crate::db::{Clock, Db};
 use crate::log;
+use crate::schema::retention::{self, Policy};
 
 /// How often idle sessions are looked for.
 const SWEEP_EVERY: Duration = Duration::from_secs(30);
+
+/// How often the retention policy is applied (after once at start).
+pub const RETAIN_EVERY: Duration = Duration::from_secs(3600);
 
 /// A host bound to its address, ready to run.
 pub struct Host {
     pub(super) listener: tokio::net::TcpListener,
     pub(super) state: Arc<State>,
     pub(super) unmounted: Vec<String>,
+    pub(super) retention: Policy,
 }
 
 impl std::fmt::Debug for Host {
@@ -84,6 +92,8 @@ impl Host {
                 }
             }
         });
+        let retainer = (!self.retention.is_off())
+            .then(|| tokio::spawn(retain(state.db_path.clone(), self.retention)));
         let slots = Arc::new(Semaphore::new(limits.max_connections));
         let (closing, _) = watch::channel(false);
         let mut connections = tokio::task::JoinSet::new();
@@ -113,6 +123,9 @@ impl Host {
             });
         }
         sweeper.abort();
+        if let Some(retainer) = retainer {
+            retainer.abort();
+        }
         log::info("shutting down: finishing in-flight calls, then ending every session");
         let _ = closing.send(true);
         for mount in &state.mounts {
@@ -125,6 +138,27 @@ impl Host {
         }
         let _ = tokio::time::timeout(limits.shutdown_grace - half, drain(&mut connections)).await;
         connections.abort_all();
+    }
+}
+
+/// Applies `policy` to the file at `path` now and every [`RETAIN_EVERY`]; a failure is logged and
+/// tried again next time. The database's clock is the bins' (`Clock::from_env`).
+async fn retain(path: std::path::PathBuf, policy: Policy) {
+    let mut tick = tokio::time::interval(RETAIN_EVERY);
+    loop {
+        tick.tick().await;
+        let path = path.clone();
+        let outcome = tokio::task::spawn_blocking(move || {
+            let db = Db::open(&path)?.with_clock(Clock::from_env());
+            let conn = db.conn();
+            retention::apply(&conn, &policy, false, None)
+        })
+        .await;
+        match outcome {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => log::warn(&format!("retention failed (tried again in an hour): {e}")),
+            Err(e) => log::warn(&format!("retention stopped: {e}")),
+        }
     }
 }
 

@@ -2,11 +2,15 @@
 //! for their teammates, and [`format_peer_post`], the envelope a post is delivered in.
 //!
 //! Owns: the `team_chat` table (the reference's DDL and column names) and every write to it; seq
-//! allocation; the console's reads of rooms (`rooms`). Guarantees: within a room, seqs start at 1 and are gap-free and unique even with
+//! allocation; the console's reads of rooms (`rooms`). Guarantees: within a room, seqs start at 1 and are allocated gap-free and unique even with
 //! many processes posting at once (the top seq is read and the row inserted inside one
 //! `BEGIN IMMEDIATE`, and `UNIQUE(room_id, seq)` is the backstop); rooms are independent.
 //! [`read_batch`] gives a cursor that visits every post of a room exactly once however small the
 //! page, including when the reader's own posts (which it never gets back) are interleaved.
+//! Retention ([`RETENTION`], off by default) removes old posts but never a room's newest one: the
+//! next seq is the room's top seq plus one, so a room purged empty would hand out seq 1 again and
+//! every reader's cursor (`sinceSeq`) would skip the new posts. Keeping the top post keeps seqs
+//! monotonic for this implementation and the reference alike, which reads the same column.
 //!
 //! Must never: know MCP or decide who the caller is (the server binds identity); validate bodies
 //! (callers do); build SQL from caller input.
@@ -20,13 +24,15 @@ use serde::Serialize;
 pub use envelope::{PeerPost, format_peer_post};
 pub use rooms::{room_page, rooms};
 
+use crate::db::retention::PurgeRule;
 use crate::db::{Conn, DbError, SchemaPart, Step, immediate, new_id};
 
 /// The team room's schema, compatible with the reference implementation's table.
 pub const SCHEMA: SchemaPart = SchemaPart {
     component: "teamchat",
-    steps: &[Step::Sql(
-        "
+    steps: &[
+        Step::Sql(
+            "
 CREATE TABLE IF NOT EXISTS team_chat (
     id TEXT PRIMARY KEY,
     room_id TEXT NOT NULL,
@@ -40,7 +46,23 @@ CREATE TABLE IF NOT EXISTS team_chat (
 CREATE UNIQUE INDEX IF NOT EXISTS uniq_team_chat_room_seq ON team_chat (room_id, seq);
 CREATE INDEX IF NOT EXISTS idx_team_chat_team ON team_chat (team_id);
 ",
-    )],
+        ),
+        // Ours: retention finds old posts without scanning the room while it holds the write lock.
+        Step::Sql("CREATE INDEX IF NOT EXISTS idx_team_chat_created ON team_chat (created_at);"),
+    ],
+};
+
+/// Retention of the team rooms: posts older than the cutoff, oldest first, except each room's
+/// newest post (see the module docs: seqs never rewind).
+pub const RETENTION: PurgeRule = PurgeRule {
+    count: "SELECT count(*) FROM team_chat AS p
+            WHERE p.created_at < ?1
+              AND p.seq < (SELECT max(h.seq) FROM team_chat AS h WHERE h.room_id = p.room_id)",
+    delete: "DELETE FROM team_chat WHERE rowid IN
+             (SELECT p.rowid FROM team_chat AS p
+              WHERE p.created_at < ?1
+                AND p.seq < (SELECT max(h.seq) FROM team_chat AS h WHERE h.room_id = p.room_id)
+              ORDER BY p.created_at LIMIT ?2)",
 };
 
 /// How many rows a read returns when the caller sets no limit (the reference's default).
