@@ -4,15 +4,16 @@
 //! dotted base64url tokens with random ends, the private members of a JWK, base64 of JSON that
 //! holds credentials), URL user-info and scheme-less DSNs (Oracle, Go's MySQL driver, Samba's
 //! `user%pass`), CLI flags and statements that carry a password (`curl -u`, `sshpass -p`,
-//! `mysql -p…`, `IDENTIFIED BY`, `ConvertTo-SecureString`), `.netrc`, `.pgpass` and Postfix
-//! `sasl_passwd` lines, `{SSHA}`-style hashes, base64-wrapped PEM keys, seed phrases; each with
-//! the check that has the last word on a match.
+//! `mysql -p…`, `IDENTIFIED BY`, `ConvertTo-SecureString`), `.netrc` (also a `password` line on
+//! its own), `.pgpass` and Postfix `sasl_passwd` lines, `{SSHA}`-style hashes, base64-wrapped PEM
+//! keys, seed phrases; each with the check that has the last word on a match.
 //!
 //! Guarantees: a check is a pure function of the match, linear in its length (a decode reads at
 //! most a few KB). Must never: hold a real credential; use an unbounded look-back.
 
 use super::{real, token_is_real};
 use crate::scrub::is_secret_key;
+use crate::scrub::keyed::is_qualifier;
 use crate::scrub::value::{decode_base64, is_placeholder, looks_random};
 
 /// A rule with no literal prefix or with a context.
@@ -164,6 +165,15 @@ pub(super) const OTHER: &[RuleSpec] = &[
         group: 1,
         needs: &[],
         check: value_not_placeholder,
+    },
+    // A `.netrc` read one line at a time: `password <value>` alone on its line (the tokens are
+    // lowercase and space-separated; `password: …` and prose are the keyed rules' business).
+    RuleSpec {
+        kind: "netrc-password-line",
+        pattern: r"(?m)^[ \t]*(?:password|passwd)[ \t]+(\S+)[ \t]*\r?$",
+        group: 1,
+        needs: &["password", "passwd"],
+        check: netrc_password,
     },
     RuleSpec {
         kind: "pgpass",
@@ -352,6 +362,11 @@ fn looks_random_16(v: &str) -> bool {
 
 fn value_not_placeholder(v: &str) -> bool {
     !is_placeholder(v.trim_matches(['\'', '"']))
+}
+
+/// A `.netrc` password, not a word that qualifies the keyword (`password required`).
+fn netrc_password(v: &str) -> bool {
+    value_not_placeholder(v) && !is_qualifier(&v.to_ascii_lowercase())
 }
 
 fn url_password(userinfo: &str) -> bool {
