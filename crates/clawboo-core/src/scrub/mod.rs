@@ -22,8 +22,10 @@
 //! - every piece of a recognised secret is masked, not just its prefix; the text around it stays;
 //! - placeholders (`<YOUR_KEY>`, `${VAR}`, `your-api-key-here`, `sk-...`, `***`, `xxxx`),
 //!   references to a variable by name (`env("DJANGO_SECRET_KEY")`, `os.environ["X"]`, `$TOKEN`)
-//!   and public identifiers (ARNs, a JWT header alone, git SHAs, UUIDs, digests, pagination
-//!   cursors) stay as they are ([`value`] decides what those look like);
+//!   or to a secret store (`vault:secret/data/app#password`, `op://…`,
+//!   `@Microsoft.KeyVault(…)`) and public identifiers (ARNs, a JWT header alone, git SHAs, UUIDs,
+//!   digests, pagination cursors, Twilio SIDs, OpenSSH public keys) stay as they are ([`value`]
+//!   decides what those look like);
 //! - idempotent: scrubbing scrubbed text changes nothing (a pass is repeated until it does, at most
 //!   four times);
 //! - linear time: every rule is a `regex` (no backtracking) or a single left-to-right scan, and an

@@ -32,6 +32,9 @@ pub(crate) fn is_placeholder(value: &str) -> bool {
     if TEMPLATES.iter().any(|t| v.contains(t)) || has_placeholder_marks(v) {
         return true;
     }
+    if is_secret_reference(v) {
+        return true;
+    }
     // A leading `$NAME` is a shell or template variable, `!Ref X` a YAML tag.
     if (b[0] == b'$' || b[0] == b'!') && b.len() > 1 && (b[1].is_ascii_alphabetic() || b[1] == b'_')
     {
@@ -93,6 +96,56 @@ pub(crate) fn is_placeholder(value: &str) -> bool {
     // The same character over and over (`000000`, `aaaaaaaa`) is a filler, not a secret.
     let first = b[0];
     b.len() >= 3 && b.iter().all(|&c| c == first)
+}
+
+/// Whether `value` names a secret held in a secret store rather than holding it: a Bank-Vaults
+/// path (`vault:secret/data/app#password`), an Azure Key Vault reference
+/// (`@Microsoft.KeyVault(SecretUri=…)`). (The URL forms, `op://…`, `ref+vault://…`, and ARNs are
+/// told by their `://` and `arn:` wherever a value is judged; templates by their braces.)
+pub(crate) fn is_secret_reference(value: &str) -> bool {
+    let v = value.trim_matches(['\'', '"']);
+    let lower = |n: usize| v.get(..n).map(str::to_ascii_lowercase);
+    // `vault:` then a path: Vault Transit ciphertext (`vault:v1:…`) has no `/` and is not this.
+    let vault_path = lower(6).as_deref() == Some("vault:")
+        && v[6..].contains('/')
+        && v[6..]
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'/' | b'_' | b'-' | b'.' | b'#'));
+    vault_path || lower(20).as_deref() == Some("@microsoft.keyvault(")
+}
+
+/// Whether `value` holds an OpenSSH public key (`ssh-ed25519 AAAA… user@host`, perhaps after the
+/// options of an `authorized_keys` line or the host of a `known_hosts` one): public by design.
+pub(crate) fn is_ssh_public_key(value: &str) -> bool {
+    let mut words = value.split_whitespace().peekable();
+    while let Some(word) = words.next() {
+        let word = word.trim_start_matches(['\'', '"']);
+        if is_ssh_key_type(word) && words.peek().is_some_and(|next| next.starts_with("AAAA")) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Whether `word` is an OpenSSH public-key type (`ssh-rsa`, `ecdsa-sha2-nistp256`,
+/// `sk-ssh-ed25519@openssh.com`, their `-cert-v01@openssh.com` forms): a name, never a secret.
+pub(crate) fn is_ssh_key_type(word: &str) -> bool {
+    const TYPES: &[&str] = &[
+        "ssh-rsa",
+        "ssh-dss",
+        "ssh-ed25519",
+        "ssh-ed448",
+        "ecdsa-sha2-nistp256",
+        "ecdsa-sha2-nistp384",
+        "ecdsa-sha2-nistp521",
+        "sk-ssh-ed25519",
+        "sk-ecdsa-sha2-nistp256",
+    ];
+    let base = word
+        .strip_suffix("@openssh.com")
+        .unwrap_or(word)
+        .trim_end_matches("-cert-v01");
+    TYPES.contains(&base)
 }
 
 /// The placeholder marks that can sit even inside a token-shaped string: `xxxx` runs, elisions,
@@ -375,6 +428,42 @@ mod tests {
         ] {
             assert!(!is_placeholder(s), "{s}");
         }
+    }
+
+    #[test]
+    fn secret_store_references_name_a_secret_without_holding_it() {
+        for r in [
+            "vault:secret/data/prod/db#password",
+            "\"vault:kv/app#api_key\"",
+            "@Microsoft.KeyVault(SecretUri=https://acme-kv.vault.azure.net/secrets/db/)",
+        ] {
+            assert!(is_secret_reference(r) && is_placeholder(r), "{r}");
+        }
+        // Vault Transit ciphertext is no path; a password that merely starts with a word is no
+        // reference.
+        for v in [
+            "vault:v1:q8Zt2LmR0vXw4NcB7yHa1KpD",
+            "vaultQ8zt2LmR",
+            "vault:",
+        ] {
+            assert!(!is_secret_reference(v), "{v}");
+        }
+    }
+
+    #[test]
+    fn openssh_public_keys_are_told_by_their_type_and_body() {
+        assert!(is_ssh_public_key(
+            "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIq8Zt2 me@host"
+        ));
+        assert!(is_ssh_public_key(
+            "no-pty,no-port-forwarding sk-ssh-ed25519@openssh.com AAAAGnNrLXNzaC1 k"
+        ));
+        assert!(is_ssh_public_key(
+            "ssh-rsa-cert-v01@openssh.com AAAAHHNzaC1yc2E"
+        ));
+        assert!(!is_ssh_public_key("ssh-rsa is the key type"));
+        assert!(is_ssh_key_type("sk-ecdsa-sha2-nistp256"));
+        assert!(!is_ssh_key_type("sk-live-q8Zt2LmR0vXw4NcB"));
     }
 
     #[test]

@@ -46,7 +46,7 @@ use self::names::{Strength, classify, is_ident, is_upper_env, secret_word_at};
 use self::sep::Sep;
 use self::verdict::value_is_secret;
 
-pub(crate) use self::names::{names_a_secret, names_something_public};
+pub(crate) use self::names::{is_qualifier, names_a_secret, names_something_public};
 
 /// A value longer than this is never read twice: the scan resumes after it even when it was not
 /// masked (shorter ones are scanned inside, for the keys they may hold).

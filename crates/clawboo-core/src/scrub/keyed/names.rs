@@ -42,11 +42,12 @@ const QUALIFIERS: &[&str] = &[
     "path", "paths", "pattern", "per", "placeholder", "policies", "policy", "prefix", "price",
     "prompt", "provider", "rate", "redacted", "ref", "refs", "regex", "release", "remaining",
     "request", "required", "reset", "ring", "rotate", "rotation", "rule", "rules", "schema",
-    "scope", "scopes", "screen", "selector", "service", "set", "settings", "sha", "size", "source",
-    "span", "spec", "stats", "stdin", "storage", "store", "strategy", "strength", "struct",
-    "suffix", "table", "tag", "template", "time", "timeout", "timestamp", "tokenizer", "trace",
-    "ttl", "type", "types", "updated", "uri", "url", "usage", "used", "util", "utils", "uuid",
-    "validation", "validator", "var", "variable", "vault", "version", "view", "visible", "window",
+    "scope", "scopes", "screen", "selector", "service", "set", "settings", "sha", "sid", "size",
+    "source", "span", "spec", "stats", "stdin", "storage", "store", "strategy", "strength",
+    "struct", "suffix", "table", "tag", "template", "time", "timeout", "timestamp", "tokenizer",
+    "trace", "ttl", "type", "types", "updated", "uri", "url", "usage", "used", "util", "utils",
+    "uuid", "validation", "validator", "var", "variable", "vault", "version", "view", "visible",
+    "window",
 ];
 
 /// Words that, before the secret word, make the name public or about something else
@@ -101,7 +102,7 @@ pub(super) fn words(key: &str) -> Vec<String> {
 }
 
 /// Whether `w` (lowercase) qualifies a secret word into something public.
-pub(super) fn is_qualifier(w: &str) -> bool {
+pub(crate) fn is_qualifier(w: &str) -> bool {
     QUALIFIERS.binary_search(&w).is_ok()
 }
 

@@ -8,10 +8,10 @@
 //! look like).
 
 use super::Sep;
-use super::names::{Strength, words};
+use super::names::{Strength, classify, words};
 use crate::scrub::value::{
-    decodes_to_credentials, entropy, is_code_reference, is_path, is_placeholder, is_uuid,
-    is_word_chain, looks_random, reads_as_words,
+    decodes_to_credentials, entropy, is_code_reference, is_path, is_placeholder, is_ssh_public_key,
+    is_uuid, is_word_chain, looks_random, reads_as_words,
 };
 
 /// Values of a `key: value` that are types or keywords, not secrets (sorted, for bisection).
@@ -53,17 +53,7 @@ pub(super) fn value_is_secret(
     if sep == Sep::Argument && !quoted {
         return false;
     }
-    if [
-        "ssh-rsa ",
-        "ssh-ed25519 ",
-        "ecdsa-sha2-",
-        "ssh-dss ",
-        "pk_live_",
-        "pk_test_",
-    ]
-    .iter()
-    .any(|p| v.starts_with(p))
-    {
+    if is_ssh_public_key(v) || ["pk_live_", "pk_test_"].iter().any(|p| v.starts_with(p)) {
         return false;
     }
     let lower = v.to_ascii_lowercase();
@@ -115,7 +105,13 @@ pub(super) fn value_is_secret(
             return false;
         }
         let literal_looking = v.bytes().any(|c| !c.is_ascii_alphabetic() && c != b'_');
-        if sep == Sep::SpacedEquals && !literal_looking && reads_as_words(v) {
+        // `password = sunshine` (an INI or `.pypirc` line) is a weak password: a variable in
+        // code has a hump or an underscore in its name (`userPassword`, `new_password`) or
+        // names a secret itself (`password = passphrase`).
+        let weak_password = strength == Strength::Password
+            && v.bytes().all(|c| c.is_ascii_lowercase())
+            && classify(v, "", false).is_none();
+        if sep == Sep::SpacedEquals && !literal_looking && reads_as_words(v) && !weak_password {
             return false;
         }
         if is_word_chain(v) && words(key).iter().any(|w| lower.contains(w.as_str())) {
@@ -130,8 +126,10 @@ pub(super) fn value_is_secret(
         Strength::Password => len >= 4,
         Strength::Token => len >= 8 && !(v.bytes().all(|c| c.is_ascii_digit()) && len < 12),
         _ => {
+            // `key="ClearTextPassword"` (a NuGet.Config entry): a name in words is not a key.
+            let a_name = v.bytes().all(|c| c.is_ascii_alphabetic()) && reads_as_words(v);
             looks_random(v, 16)
-                || len >= 16 && entropy(v) >= 3.5 && !is_uuid(v)
+                || len >= 16 && entropy(v) >= 3.5 && !is_uuid(v) && !a_name
                 || decodes_to_credentials(v)
         }
     }

@@ -32,7 +32,7 @@ use regex::{Captures, Regex};
 use self::prefixed::PREFIXED;
 use self::shapes::OTHER;
 use super::REDACTED;
-use super::value::{has_placeholder_marks, is_word_chain};
+use super::value::{has_placeholder_marks, is_ssh_key_type, is_word_chain};
 
 /// One rule beyond the prefixed ones: a regex, which capture group is the secret (0 = all), and
 /// the literals one of which the text must contain before the regex runs.
@@ -152,7 +152,7 @@ fn token_is_real(token: &str) -> bool {
         return false;
     }
     let body = t.split_whitespace().last().unwrap_or(t);
-    !is_word_chain(body) && !has_placeholder_marks(body)
+    !is_word_chain(body) && !has_placeholder_marks(body) && !is_ssh_key_type(body)
 }
 
 #[cfg(test)]
