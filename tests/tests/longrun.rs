@@ -483,6 +483,32 @@ fn compact_removes_old_rows_in_batches_keeps_young_ones_pending_approvals_and_ea
 }
 
 #[test]
+fn a_host_with_retention_purges_old_audit_rows_at_start_and_says_so() {
+    let dir = TempDir::new("longrun-host-retention");
+    let db = doctored(&dir);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    for (i, at) in [OLD, OLD, NOW].into_iter().enumerate() {
+        conn.execute(
+            "INSERT INTO tool_call_audit (id, tool_name, phase, created_at) VALUES (?1, 'echo', 'before', ?2)",
+            rusqlite::params![format!("audit-{i}"), at],
+        )
+        .unwrap();
+    }
+    drop(conn);
+    let clock = NOW.to_string();
+    let _host = Host::start(
+        "clawboo-mcp-tasks",
+        &["--retain-audit-days", "30"],
+        &db,
+        &[("CLAWBOO_TEST_CLOCK_MS", clock.as_str())],
+    );
+    let purged = poll_until(Duration::from_secs(30), || {
+        (count(&db, "SELECT count(*) FROM tool_call_audit") == 1).then_some(())
+    });
+    assert!(purged.is_some(), "the host did not purge at start");
+}
+
+#[test]
 fn a_backup_taken_during_a_write_storm_holds_every_write_acknowledged_before_it() {
     const WRITERS: usize = 3;
     let dir = TempDir::new("longrun-storm");

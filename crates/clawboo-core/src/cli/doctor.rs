@@ -134,7 +134,11 @@ pub(super) fn run(rest: &[String]) -> Result<String, Failure> {
     let mut report = Report::default();
     database(&mut report, &live);
     match Policy::from_env() {
-        Ok(policy) => report.add("retention", Status::Ok, policy.to_string()),
+        Ok(policy) => report.add(
+            "retention",
+            Status::Ok,
+            format!("{policy} (CLAWBOO_RETAIN_*_DAYS)"),
+        ),
         Err(e) => report.add("retention", Status::Fail, e),
     }
     binding_key(&mut report, &live);

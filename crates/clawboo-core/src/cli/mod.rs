@@ -256,7 +256,9 @@ fn help_text(info: &BinInfo) -> String {
          RUST_LOG           stderr log level: error, warn (default), info, debug\n    \
          {token_env} the bearer token `serve` requires, named `default` (a token is required off loopback)\n    \
          {tokens_env} a file of named tokens for `serve` (NAME:TOKEN a line, mode 0600)\n    \
-         {key_env} the key that signs HTTP bindings (default: a file beside the database)\n{env_help}",
+         {key_env} the key that signs HTTP bindings (default: a file beside the database)\n    \
+         CLAWBOO_RETAIN_{{AUDIT,POSTS,APPROVALS}}_DAYS  keep audit rows, posts, resolved approvals this many days\n    \
+         (serve hourly, compact; default: forever)\n{env_help}",
         token_env = host::TOKEN_ENV,
         tokens_env = host::TOKENS_FILE_ENV,
         key_env = signature::KEY_ENV,
