@@ -14,9 +14,10 @@ use std::path::Path;
 use crate::db::{Db, DbError, SchemaPart};
 
 /// Every component's schema, in dependency order.
-pub const COMPONENTS: [SchemaPart; 4] = [
+pub const COMPONENTS: [SchemaPart; 5] = [
     crate::board::SCHEMA,
     crate::memory::SCHEMA,
+    crate::memory::VECTOR_SCHEMA,
     crate::broker::SCHEMA,
     crate::teamchat::SCHEMA,
 ];

@@ -31,7 +31,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::embed::Provider;
-use super::vectors::VectorIndex;
 use super::{Entry, MemoryError, ReadScope};
 use crate::db::Db;
 
@@ -89,7 +88,6 @@ pub struct SearchOutcome {
 /// provider or the query cannot be embedded.
 pub(in crate::memory) fn run(
     db: &Db,
-    index: &VectorIndex,
     provider: Option<&Provider>,
     query: &str,
     requested: Option<SearchMode>,
@@ -130,7 +128,7 @@ pub(in crate::memory) fn run(
     };
     let conn = db.conn();
     let model = provider.id();
-    let mut candidates = vector::nearest(&conn, index, &vector, &model, limit, scope)?;
+    let mut candidates = vector::nearest(&conn, &vector, &model, limit, scope)?;
     if mode == SearchMode::Hybrid {
         let text = text::candidates(&conn, query, HYBRID_TEXT_POOL, scope, Some(&model))?;
         blend::add_text(&mut candidates, text);
