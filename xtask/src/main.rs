@@ -21,8 +21,10 @@ verbs:
              and start (in an empty chroot as root), and that packing again gives the same bytes
     bench    whole-process benchmarks over stdio with the release bins (cold start, round
              trips, 16 sessions over HTTP vs 16 stdio processes, an 8-process claim race,
-             memory search at 10k/100k facts, peak RSS, scrubber MB/s);
+             memory search at 10k/100k facts, peak RSS, scrubber MB/s, the vector index);
              --quick for a smoke run, --vs 'COMMAND' to compare another stdio server
+    bench-vectors
+             the vector index's rows of bench alone (--quick for a smoke run)
 ";
 
 /// A mistake in how xtask was called (exit 2), as opposed to a verb that failed (exit 1).
@@ -51,6 +53,7 @@ fn main() -> ExitCode {
         Some("dist") => dist::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         Some("bench-scrub") => bench::scrub::run(&args[1..]),
+        Some("bench-vectors") => bench::vectors_only(&args[1..]),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;

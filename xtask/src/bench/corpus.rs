@@ -27,7 +27,7 @@ use serde_json::{Value, json};
 use super::{Row, Subject, measure, median, ms, offers};
 
 /// Dimensions of the bench's stand-in embeddings (nomic-embed-text's).
-const DIMS: usize = 768;
+pub(super) const DIMS: usize = 768;
 
 /// Adds the rows of this module to `rows`.
 pub(super) fn add_rows(
@@ -254,7 +254,7 @@ fn percentile(mut values: Vec<f64>, pct: usize) -> f64 {
 
 /// A 768-dimension embedding of `text`: each word adds ±1 to two hashed dimensions, normalised;
 /// texts sharing words are similar, as with a real model.
-fn embed_text(text: &str) -> Vec<f32> {
+pub(super) fn embed_text(text: &str) -> Vec<f32> {
     let mut v = vec![0.0f32; DIMS];
     for word in text
         .to_lowercase()
@@ -280,7 +280,7 @@ fn embed_text(text: &str) -> Vec<f32> {
 }
 
 /// An Ollama stand-in on loopback answering [`embed_text`] vectors.
-fn embedder() -> loopback::Loopback {
+pub(super) fn embedder() -> loopback::Loopback {
     loopback::serve(|seen| {
         let answer = if seen.line == "POST /api/embed" {
             let request: Value = serde_json::from_str(&seen.body).unwrap_or(Value::Null);

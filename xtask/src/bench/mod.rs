@@ -7,8 +7,9 @@
 //! server after a burst of its typical calls; from `corpus`, pipelined `ping` throughput,
 //! `memory_save` rate and memory search on a realistic corpus; the scrubber's throughput
 //! ([`scrub`]); ClawBrain's search and store ([`clawbrain`]); 16 sessions
-//! over HTTP against 16 stdio processes ([`http`]). Prints a table and writes
-//! `target/bench/bench.json`.
+//! over HTTP against 16 stdio processes ([`http`]); the vector index at 100k and 1M facts, the
+//! first query of a fresh process, and paraphrase recall ([`vectors`]). Prints a table and writes
+//! `target/bench/bench.json`. `cargo xtask bench-vectors [--quick]` runs the vector rows alone.
 //!
 //! `--vs 'COMMAND'` (repeatable) runs a comparison stdio MCP server (e.g. the reference's bin) in the
 //! same invocation, alternating runs with ours, on the same database files, for every benchmark
@@ -16,7 +17,8 @@
 //!
 //! This module runs the benchmarks and reports them (the table and `bench.json`); the workloads
 //! live beside it: `stdio` (cold start, round trips, the claim race, peak RSS), `facts` (the
-//! synthetic memory worst case), `corpus` (the realistic corpus), `http`, `clawbrain`, `scrub`.
+//! synthetic memory worst case), `corpus` (the realistic corpus), `vectors` (the vector index),
+//! `http`, `clawbrain`, `scrub`.
 //!
 //! Must never: assert on a time; a benchmark reports, tests decide.
 
@@ -35,6 +37,7 @@ mod facts;
 mod http;
 pub mod scrub;
 mod stdio;
+mod vectors;
 
 use self::facts::{search_latency, search_rate, seed_facts};
 use self::stdio::{RACERS, RSS_CALLS, cold_start, get_task_rate, peak_rss, race, rss_workload};
@@ -233,6 +236,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         }
     }
     corpus::add_rows(&subjects, quick, &mut rows)?;
+    vectors::add_rows(&subjects, quick, &mut rows)?;
     for (bin, _, _) in EXPECTED {
         rows.push(measure(
             &subjects,
@@ -258,6 +262,25 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
         path.display(),
         started.elapsed().as_secs_f64()
     );
+    Ok(())
+}
+
+/// `cargo xtask bench-vectors [--quick]`: the rows of [`vectors`] alone.
+pub fn vectors_only(args: &[String]) -> anyhow::Result<()> {
+    let quick = match args {
+        [] => false,
+        [flag] if flag == "--quick" => true,
+        _ => {
+            return Err(crate::usage(format!(
+                "unexpected arguments {args:?}; usage: cargo xtask bench-vectors [--quick]"
+            )));
+        }
+    };
+    probe::build_bins("release")?;
+    let subjects = [Subject::Ours];
+    let mut rows = Vec::new();
+    vectors::add_rows(&subjects, quick, &mut rows)?;
+    print_table(&subjects, &rows);
     Ok(())
 }
 

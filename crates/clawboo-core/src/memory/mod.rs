@@ -42,8 +42,8 @@ pub use query::fts_query;
 pub use scope::{ReadScope, TeamView, WriteScope};
 pub use search::{MatchedVia, SearchHit, SearchMode, SearchOutcome};
 pub use sql::SCHEMA;
-pub use vectors::{SCHEMA as VECTOR_SCHEMA, catch_up as catch_up_vectors};
 pub(crate) use sql::{fact_columns, latest_procedure_only, procedure_columns, scope_filter};
+pub use vectors::{SCHEMA as VECTOR_SCHEMA, catch_up as catch_up_vectors};
 
 use crate::db::{Conn, Db, immediate, new_id};
 use crate::scrub::{is_entirely_redacted, scrub_secrets};

@@ -10,8 +10,10 @@
 //! Decisions that differ from the reference, on purpose:
 //! - the scope is applied inside every query, so in-scope hits are never crowded out by
 //!   out-of-scope ones (the reference ranks the first 200 hits of every scope, then filters);
-//! - vector search compares the query with every in-scope fact embedded by the current model (the
-//!   reference: only the newest 200 / 1,000); hybrid adds every full-text hit to them;
+//! - vector search covers every in-scope fact embedded by the current model, through the vector
+//!   index kept in the file (`memory::vectors`: approximate candidates, re-scored exactly; its
+//!   recall against exact search is a bench row) (the reference: only the newest 200 / 1,000);
+//!   hybrid adds every full-text hit to them;
 //! - procedures are searched too (by name and content), newest version only; they have no
 //!   vectors, so in hybrid mode they score on their words alone.
 //!

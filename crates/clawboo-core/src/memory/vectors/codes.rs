@@ -187,7 +187,10 @@ pub(super) mod tests {
             assert!((approx - cosine(&a, &b)).abs() < 0.01, "{approx}");
         }
         assert_eq!(code_cosine(&code(&[0.0, 0.0]), &code(&[1.0, 0.0])), -1.0);
-        assert_eq!(code_cosine(&code(&[f32::NAN, 1.0]), &code(&[1.0, 0.0])), -1.0);
+        assert_eq!(
+            code_cosine(&code(&[f32::NAN, 1.0]), &code(&[1.0, 0.0])),
+            -1.0
+        );
         assert_eq!(code_cosine(&code(&[1.0]), &code(&[1.0, 0.0])), -1.0);
     }
 

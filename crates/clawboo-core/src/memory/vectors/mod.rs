@@ -47,6 +47,7 @@ mod sql;
 mod tests;
 
 use std::collections::BinaryHeap;
+use std::time::Instant;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -84,7 +85,9 @@ pub(super) fn nearest(
     if dims != query.len() || k == 0 {
         return Ok(Vec::new());
     }
-    let shortlist = shortlist(&tx, model_id, &codes::bits(query), SHORTLIST.max(k))?;
+    let started = Instant::now();
+    let (shortlist, scanned) = shortlist(&tx, model_id, &codes::bits(query), SHORTLIST.max(k))?;
+    let scan_ms = started.elapsed().as_secs_f64() * 1e3;
     let query_code = codes::code(query);
     let mut read_code = tx.prepare_cached(
         "SELECT code FROM clawboo_vector_entries WHERE fact_rowid = ?1 AND model_id = ?2",
@@ -100,6 +103,11 @@ pub(super) fn nearest(
     }
     drop(read_code);
     tx.commit()?;
+    crate::log::debug(&format!(
+        "vector search: {scanned} sign bits scanned in {scan_ms:.1} ms, {} codes read in {:.1} ms",
+        scored.len(),
+        started.elapsed().as_secs_f64() * 1e3 - scan_ms
+    ));
     if scored.len() > k {
         scored.select_nth_unstable_by(k, |a, b| b.0.total_cmp(&a.0));
         scored.truncate(k);
@@ -108,13 +116,15 @@ pub(super) fn nearest(
     Ok(scored.into_iter().map(|(_, rowid)| rowid).collect())
 }
 
-/// The `len` rowids of `model_id` whose sign bits are nearest `query` (stage 1), sorted by rowid.
+/// The `len` rowids of `model_id` whose sign bits are nearest `query` (stage 1), sorted by rowid,
+/// and how many were compared.
 fn shortlist(
     conn: &Connection,
     model_id: i64,
     query: &Bits,
     len: usize,
-) -> Result<Vec<i64>, MemoryError> {
+) -> Result<(Vec<i64>, usize), MemoryError> {
+    let mut scanned = 0;
     // A max-heap on distance: its top is the worst of the best `len` so far.
     let mut best: BinaryHeap<(u16, i64)> = BinaryHeap::with_capacity(len + 1);
     let mut offer = |distance: u16, rowid: &dyn Fn() -> i64| {
@@ -136,6 +146,7 @@ fn shortlist(
         let count = (bits.len() / BITS_BYTES).min(rowids.len() / 8);
         distances.clear();
         codes::distances(query, &bits[..count * BITS_BYTES], &mut distances);
+        scanned += count;
         for (slot, &distance) in distances.iter().enumerate() {
             offer(distance, &|| rowid_at(rowids, slot));
         }
@@ -149,14 +160,19 @@ fn shortlist(
     while let Some(row) = rows.next()? {
         let rowid: i64 = row.get(0)?;
         distances.clear();
-        codes::distances(query, row.get_ref(1)?.as_blob().unwrap_or_default(), &mut distances);
+        codes::distances(
+            query,
+            row.get_ref(1)?.as_blob().unwrap_or_default(),
+            &mut distances,
+        );
         if let Some(&distance) = distances.first() {
             offer(distance, &|| rowid);
         }
+        scanned += 1;
     }
     let mut rowids: Vec<i64> = best.into_iter().map(|(_, rowid)| rowid).collect();
     rowids.sort_unstable();
-    Ok(rowids)
+    Ok((rowids, scanned))
 }
 
 /// The rowid in `slot` of a block's packed rowids (little-endian `i64`s); 0 past the end.
@@ -177,6 +193,7 @@ fn has_pending(conn: &Connection) -> Result<bool, MemoryError> {
 
 /// Indexes every queued fact, [`CATCH_UP_BATCH`] to a transaction; returns how many it took.
 pub fn catch_up(conn: &Connection) -> Result<usize, MemoryError> {
+    let started = Instant::now();
     let mut done = 0;
     loop {
         let taken = immediate(&conn, |tx| {
@@ -191,6 +208,10 @@ pub fn catch_up(conn: &Connection) -> Result<usize, MemoryError> {
         })?;
         done += taken;
         if taken < CATCH_UP_BATCH {
+            crate::log::info(&format!(
+                "vector index: {done} queued facts indexed in {:.0} ms",
+                started.elapsed().as_secs_f64() * 1e3
+            ));
             return Ok(done);
         }
     }

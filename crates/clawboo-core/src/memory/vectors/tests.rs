@@ -57,9 +57,16 @@ fn a_fact_written_by_any_writer_is_found_and_models_never_mix() {
     assert_eq!(nearest(&conn, "m1", &[0.1, 1.0], 5).unwrap(), [c, a]);
     assert_eq!(pending(&conn), 0, "a search indexes the queue first");
     assert_eq!(nearest(&conn, "m2", &[1.0, 0.0], 5).unwrap(), [b]);
-    assert_eq!(nearest(&conn, "m3", &[1.0, 0.0], 5).unwrap(), Vec::<i64>::new());
+    assert_eq!(
+        nearest(&conn, "m3", &[1.0, 0.0], 5).unwrap(),
+        Vec::<i64>::new()
+    );
     // A query, or a stored vector, of another length than the model's is never compared.
-    assert!(nearest(&conn, "m1", &[1.0, 0.0, 0.0], 5).unwrap().is_empty());
+    assert!(
+        nearest(&conn, "m1", &[1.0, 0.0, 0.0], 5)
+            .unwrap()
+            .is_empty()
+    );
     put(&conn, "m1", &[1.0, 0.0, 0.0]);
     assert_eq!(nearest(&conn, "m1", &[1.0, 0.0], 5).unwrap(), [a, c]);
     assert_eq!(entries(&conn), 3);
@@ -131,10 +138,7 @@ fn updates_deletes_and_model_changes_move_or_drop_entries_in_the_tail_and_in_blo
     assert!(nearest(&conn, "m-next", &vectors[0], 5).unwrap().is_empty());
     assert_eq!(entries(&conn), rowids.len() as i64 - 2);
     assert_eq!((blocks(), tail()), (1, 9));
-    let in_block = count(
-        &conn,
-        "SELECT sum(count) FROM clawboo_vector_blocks",
-    );
+    let in_block = count(&conn, "SELECT sum(count) FROM clawboo_vector_blocks");
     assert_eq!(in_block, BLOCK as i64 - 1);
     assert_eq!(
         nearest(&conn, "m", &vectors[0], 10_000).unwrap().len(),
@@ -190,7 +194,10 @@ fn recall_at_ten_against_exact_search_on_random_data_is_at_least_0_95() {
     let mut hits = 0;
     let queries = 40;
     for q in 0..queries {
-        let query: Vec<f32> = vectors[q * 97 % n].iter().map(|x| x + next() * 0.5).collect();
+        let query: Vec<f32> = vectors[q * 97 % n]
+            .iter()
+            .map(|x| x + next() * 0.5)
+            .collect();
         let mut exact: Vec<f64> = vectors.iter().map(|v| cosine(&query, v)).collect();
         exact.sort_by(|a, b| b.total_cmp(a));
         let tenth = exact[9];
@@ -201,7 +208,11 @@ fn recall_at_ten_against_exact_search_on_random_data_is_at_least_0_95() {
             .map(|rowid| cosine(&query, &vectors[rowid as usize - 1]))
             .collect();
         found.sort_by(|a, b| b.total_cmp(a));
-        hits += found.iter().take(10).filter(|&&s| s >= tenth - 1e-9).count();
+        hits += found
+            .iter()
+            .take(10)
+            .filter(|&&s| s >= tenth - 1e-9)
+            .count();
     }
     let recall = hits as f64 / (queries * 10) as f64;
     assert!(recall >= 0.95, "recall@10 {recall}");
