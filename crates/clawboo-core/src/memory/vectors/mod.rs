@@ -36,8 +36,8 @@
 //! else still queued (written by the reference implementation, `sqlite3`, or an older build) is
 //! indexed by the next search before it reads ([`catch_up`]). Entries are per model: a fact whose
 //! model changes leaves the old model's index for the new one's, and a vector whose length is not
-//! its model's (as first seen) is never indexed, so codes of two models or lengths are never
-//! compared. Must never: be read outside a transaction (a pack running in another process could
+//! its model's is not indexed while any vector of the model's length is (the model takes the new
+//! length once none is left), so codes of two models or lengths are never compared. Must never: be read outside a transaction (a pack running in another process could
 //! otherwise move entries between the two reads), or panic on stored bytes of the wrong length (a
 //! torn or foreign row is skipped).
 
@@ -251,7 +251,19 @@ fn add(conn: &Connection, rowid: i64) -> Result<Option<i64>, MemoryError> {
     };
     let model_id = match model_row(conn, &model)? {
         Some((id, dims)) if dims == vector.len() => id,
-        Some(_) => return Ok(None),
+        Some((id, _)) => {
+            // Another length than the model's: indexed only once none of the old length is left.
+            let empty = conn
+                .prepare_cached(
+                    "UPDATE clawboo_vector_models SET dims = ?2 WHERE id = ?1
+                     AND NOT EXISTS (SELECT 1 FROM clawboo_vector_entries WHERE model_id = ?1)",
+                )?
+                .execute(params![id, vector.len() as i64])?;
+            if empty == 0 {
+                return Ok(None);
+            }
+            id
+        }
         None => {
             conn.prepare_cached("INSERT INTO clawboo_vector_models (model, dims) VALUES (?1, ?2)")?
                 .execute(params![model, vector.len() as i64])?;

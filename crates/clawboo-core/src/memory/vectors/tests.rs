@@ -67,7 +67,7 @@ fn a_fact_written_by_any_writer_is_found_and_models_never_mix() {
             .unwrap()
             .is_empty()
     );
-    put(&conn, "m1", &[1.0, 0.0, 0.0]);
+    let longer = put(&conn, "m1", &[1.0, 0.0, 0.0]);
     assert_eq!(nearest(&conn, "m1", &[1.0, 0.0], 5).unwrap(), [a, c]);
     assert_eq!(entries(&conn), 3);
     // A fact without a vector, or with a torn one, is never queued or never indexed.
@@ -80,6 +80,15 @@ fn a_fact_written_by_any_writer_is_found_and_models_never_mix() {
     .unwrap();
     assert_eq!(nearest(&conn, "m1", &[1.0, 0.0], 5).unwrap(), [a, c]);
     assert_eq!((entries(&conn), pending(&conn)), (3, 0));
+    // Once no vector of the model's old length is left, the model takes the new one.
+    conn.execute("DELETE FROM memory_facts WHERE rowid IN (?1, ?2)", [a, c])
+        .unwrap();
+    conn.execute(
+        "UPDATE memory_facts SET embedding = embedding WHERE rowid = ?1",
+        [longer],
+    )
+    .unwrap();
+    assert_eq!(nearest(&conn, "m1", &[1.0, 0.0, 0.1], 5).unwrap(), [longer]);
 }
 
 #[test]
