@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::{REPLY_DEADLINE, Server, ToolReply, bin_path, server_command};
+use crate::{REPLY_DEADLINE, STATELESS_VERSION, Server, ToolReply, bin_path, server_command};
 
 /// A running HTTP host.
 pub struct Host {
@@ -34,6 +34,7 @@ impl Host {
             .args(["--listen", "127.0.0.1:0"])
             .env_remove("CLAWBOO_HTTP_TOKEN")
             .env_remove("CLAWBOO_BINDING_KEY")
+            .env_remove("MEMORY_DIR")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
@@ -99,6 +100,41 @@ impl Host {
             &[("Content-Type", "application/json")],
             body.to_string().as_bytes(),
         )
+    }
+
+    /// Sends one `2026-07-28` request to `path` with no session: `params` carry the per-request
+    /// `_meta` ([`crate::stateless`]) and the headers that revision asks for say the version, the
+    /// method and (for a call) the tool's name.
+    pub fn stateless(&self, path: &str, id: u64, method: &str, params: Value) -> Reply {
+        let name = params["name"].as_str().map(str::to_owned);
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": method,
+                          "params": crate::stateless(params)});
+        let mut headers = vec![
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("MCP-Protocol-Version", STATELESS_VERSION),
+            ("Mcp-Method", method),
+        ];
+        if let Some(name) = &name {
+            headers.push(("Mcp-Name", name));
+        }
+        self.send("POST", path, &headers, body.to_string().as_bytes())
+    }
+
+    /// The signed path of `server` bound to `team`/`agent`, as the host's config route prints it.
+    pub fn bound_path(&self, server: &str, team: &str, agent: &str) -> String {
+        let config = self
+            .get(&format!(
+                "/api/mcp/config?server={server}&scopeTeamId={team}&scopeAgentId={agent}"
+            ))
+            .json();
+        let url = config["config"]["structured"][format!("clawboo-{server}")]["url"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{config}"))
+            .to_owned();
+        let path = url.split_once(&self.addr).unwrap().1.to_owned();
+        assert!(path.contains("&sig="), "{path}");
+        path
     }
 
     /// Opens an MCP session at `path` (e.g. `/api/mcp/tasks?…`) and completes the handshake.

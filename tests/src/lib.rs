@@ -2,14 +2,19 @@
 //! JSON-RPC to it. Shared by the integration tests (`tests/tests/`) and by `cargo xtask`.
 //!
 //! Owns: locating (and if needed building) the bins, temporary database folders, and reading
-//! replies with a deadline so that a hung server fails a test instead of hanging it.
-//! Must never: depend on the server's internals; everything goes over the wire.
+//! replies with a deadline so that a hung server fails a test instead of hanging it. Which bins
+//! exist and what each server lists come from the registry of servers
+//! (`clawboo_core::internal::registry`), never from a list of its own.
+//! Must never: depend on the server's internals; everything else goes over the wire.
 
 pub mod browser;
 pub mod fixtures;
+pub mod heldout;
 pub mod http;
 pub mod loopback;
+pub mod python;
 pub mod reference;
+pub mod schema;
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
@@ -20,19 +25,40 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use clawboo_core::ServerKind;
+use clawboo_core::internal::registry;
 use serde_json::{Value, json};
 
+/// The tools `kind` always lists, in order, as the registry of servers says.
+pub fn tools_of(kind: ServerKind) -> &'static [&'static str] {
+    registry::entry(kind).tools
+}
+
+/// The protocol version without `initialize` or sessions: every request carries its own `_meta`.
+pub const STATELESS_VERSION: &str = "2026-07-28";
+
+/// `params` with the `_meta` a `2026-07-28` client sends on every request (its protocol version,
+/// capabilities and name) added.
+pub fn stateless(params: Value) -> Value {
+    let mut params = match params {
+        Value::Object(map) => map,
+        _ => serde_json::Map::new(),
+    };
+    params.insert(
+        "_meta".into(),
+        json!({
+            "io.modelcontextprotocol/protocolVersion": STATELESS_VERSION,
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "clawboo-tests", "version": VERSION}
+        }),
+    );
+    Value::Object(params)
+}
+
 /// The tools of `clawboo-mcp-memory clawbrain`: seed 002's seven and `memory_feedback`.
-pub const CLAWBRAIN_TOOLS: [&str; 8] = [
-    "memory_store",
-    "memory_retrieve",
-    "memory_search",
-    "memory_update",
-    "memory_delete",
-    "credit_report",
-    "memory_compact",
-    "memory_feedback",
-];
+pub fn clawbrain_tools() -> &'static [&'static str] {
+    tools_of(ServerKind::ClawBrain)
+}
 
 /// The credit score of ClawBrain memory `id` in the vault at `root` (its `engine.db`).
 pub fn clawbrain_score(root: &Path, id: &str) -> f64 {
@@ -52,13 +78,10 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// How long a reply may take before the client gives up.
 pub const REPLY_DEADLINE: Duration = Duration::from_secs(60);
 
-/// The four server binaries.
-pub const BINS: [&str; 4] = [
-    "clawboo-mcp-tasks",
-    "clawboo-mcp-memory",
-    "clawboo-mcp-tools",
-    "clawboo-mcp-teamchat",
-];
+/// The server bins, from the registry of servers (each once, in the order of their own servers).
+pub fn bins() -> Vec<&'static str> {
+    registry::bins()
+}
 
 /// The workspace root (the folder holding the workspace `Cargo.toml`).
 pub fn workspace_root() -> PathBuf {
@@ -76,7 +99,7 @@ pub fn target_dir() -> PathBuf {
 }
 
 /// The path of a build of `bin` (profile `CLAWBOO_TEST_PROFILE`, default `debug`). The first call
-/// in a process runs `cargo build` for the four bins, so a test never drives a stale binary; set
+/// in a process runs `cargo build` for the bins, so a test never drives a stale binary; set
 /// `CLAWBOO_BINS_BUILT=1` when the caller has just built them (xtask does).
 pub fn bin_path(bin: &str) -> PathBuf {
     static BUILT: OnceLock<()> = OnceLock::new();
@@ -98,7 +121,7 @@ fn build_bins(profile: &str) {
     if profile == "release" {
         cmd.arg("--release");
     }
-    for b in BINS {
+    for b in bins() {
         cmd.args(["--bin", b]);
     }
     let status = cmd.status().expect("cargo build could not start");
@@ -413,6 +436,12 @@ impl Server {
             .cloned()
             .unwrap_or_else(|| panic!("tools/call returned a JSON-RPC error: {response}"));
         ToolReply::from_result(result)
+    }
+
+    /// Closes stdin without waiting for the process: the server sees EOF, and what it still
+    /// writes can be read.
+    pub fn close_stdin(&mut self) {
+        drop(self.stdin.take());
     }
 
     /// Closes stdin and waits for the process to exit.

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use clawboo_tests::{BINS, Server, TempDir, bin_path};
+use clawboo_tests::{Server, TempDir, bin_path, bins};
 use serde_json::Value;
 
 fn attach_json(bin: &str, args: &[&str]) -> Value {
@@ -40,7 +40,7 @@ fn a_bound_openclaw_stdio_config_starts_a_working_server_for_every_bin() {
     let dir = TempDir::new("attach");
     let db = dir.db_path();
     let db_text = db.display().to_string();
-    for bin in BINS {
+    for bin in bins() {
         let config = attach_json(
             bin,
             &[
@@ -237,7 +237,7 @@ fn every_printed_snippet_parses_as_the_file_it_is_pasted_into() {
     let dir = TempDir::new("attach-parse");
     let db = dir.path().join("it's a \"db\" dir").join("clawboo.db");
     let db_text = db.display().to_string();
-    for bin in BINS {
+    for bin in bins() {
         let id = bin.replace("clawboo-mcp-", "clawboo-");
         let common = [
             "--db",
@@ -321,7 +321,7 @@ fn every_printed_snippet_parses_as_the_file_it_is_pasted_into() {
 #[test]
 fn a_relative_db_comes_out_absolute() {
     let dir = TempDir::new("attach-relative");
-    for bin in BINS {
+    for bin in bins() {
         let config = attach_json_in(
             bin,
             &["--runtime", "openclaw", "--db", "rel.db"],

@@ -1,4 +1,4 @@
-//! What every one of the four bins does as a process: `--help` and `--version`, an unknown flag,
+//! What every one of the bins does as a process: `--help` and `--version`, an unknown flag,
 //! stdin EOF and SIGTERM (exit 0, database sound), a database that cannot be opened (one line on
 //! stderr, a non-zero exit, never a panic), what it logs at start-up, and tool descriptions that
 //! agree with the schemas beside them.
@@ -6,7 +6,9 @@
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use clawboo_tests::{BINS, Server, TempDir, VERSION, bin_path, integrity_check};
+use clawboo_core::ServerKind;
+use clawboo_core::internal::{cli, registry};
+use clawboo_tests::{Server, TempDir, VERSION, bin_path, bins, integrity_check, tools_of};
 use serde_json::{Value, json};
 
 /// Runs `bin` with `args` on the database `db`, stdin closed, and collects its output.
@@ -26,7 +28,7 @@ fn text(bytes: &[u8]) -> String {
 
 #[test]
 fn help_and_version_exit_zero_without_touching_the_database() {
-    for bin in BINS {
+    for bin in bins() {
         let dir = TempDir::new("bins-help");
         let db = dir.db_path();
         for flag in ["--help", "-h"] {
@@ -63,7 +65,7 @@ fn help_and_version_exit_zero_without_touching_the_database() {
 
 #[test]
 fn an_unknown_flag_exits_2_with_one_line_on_stderr() {
-    for bin in BINS {
+    for bin in bins() {
         let dir = TempDir::new("bins-flag");
         let out = run(bin, &["--no-such-flag"], &dir.db_path());
         assert_eq!(out.status.code(), Some(2), "{bin}");
@@ -80,13 +82,66 @@ fn an_unknown_flag_exits_2_with_one_line_on_stderr() {
     }
 }
 
+#[test]
+fn every_command_of_every_bin_answers_help_on_stdout_with_exit_0() {
+    for entry in registry::entries().filter(|e| e.is_bins_own()) {
+        let bin = entry.bin;
+        let dir = TempDir::new("bins-command-help");
+        let db = dir.db_path();
+        for command in cli::commands(entry.kind) {
+            let mut args = command.words.clone();
+            args.push("--help");
+            let out = run(bin, &args, &db);
+            let shown = args.join(" ");
+            assert_eq!(out.status.code(), Some(0), "{bin} {shown}");
+            assert_eq!(text(&out.stderr), "", "{bin} {shown}");
+            let help = text(&out.stdout);
+            if command.words.is_empty() {
+                assert!(help.starts_with(&format!("{bin} {VERSION}\n")), "{help}");
+            } else {
+                let usage = format!("usage: {bin} {}", command.path());
+                assert!(help.starts_with(&usage), "{bin} {shown}: {help}");
+                let top = text(&run(bin, &["--help"], &db).stdout);
+                assert!(top.contains(&format!("{bin} {}", command.path())), "{top}");
+            }
+        }
+        assert!(
+            !db.exists(),
+            "{bin}: help alone does not create the database"
+        );
+    }
+}
+
+#[test]
+fn a_usage_error_names_the_command_once_and_exits_2() {
+    for bin in bins() {
+        let dir = TempDir::new("bins-usage");
+        let out = run(bin, &["serve", "--bogus"], &dir.db_path());
+        assert_eq!(out.status.code(), Some(2), "{bin}");
+        assert_eq!(text(&out.stdout), "", "{bin}");
+        assert_eq!(
+            text(&out.stderr),
+            format!(
+                "{bin}: serve: unexpected argument '--bogus'; run `{bin} serve --help` for usage\n"
+            )
+        );
+        let attach = run(bin, &["attach", "--runtime"], &dir.db_path());
+        assert_eq!(attach.status.code(), Some(2), "{bin}");
+        assert!(
+            text(&attach.stderr).starts_with(&format!("{bin}: attach: --runtime needs a value")),
+            "{}",
+            text(&attach.stderr)
+        );
+    }
+}
+
 /// Starts `bin`, completes the handshake, lists its tools and, for the Tasks bin, leaves `writes`
 /// create calls in flight (sent, not awaited).
 fn busy_server(bin: &str, db: &Path, writes: usize) -> Server {
     let mut server = Server::spawn(bin, db, &[("RUST_LOG", "error")]);
     let tools = server.list_tools();
     if bin == "clawboo-mcp-tasks" {
-        assert_eq!(tools.len(), 12);
+        assert_eq!(tools.len(), tools_of(ServerKind::Tasks).len());
         for i in 0..writes {
             server.send_request(
                 "tools/call",
@@ -106,7 +161,7 @@ fn task_count(db: &Path) -> i64 {
 
 #[test]
 fn stdin_eof_exits_zero_and_leaves_a_sound_database() {
-    for bin in BINS {
+    for bin in bins() {
         let dir = TempDir::new("bins-eof");
         let db = dir.db_path();
         let status = busy_server(bin, &db, 20).close();
@@ -118,7 +173,7 @@ fn stdin_eof_exits_zero_and_leaves_a_sound_database() {
 
 #[test]
 fn stdin_closed_before_initialize_is_a_quiet_clean_exit() {
-    for bin in BINS {
+    for bin in bins() {
         let dir = TempDir::new("bins-eof-early");
         let out = run(bin, &[], &dir.db_path());
         assert_eq!(out.status.code(), Some(0), "{bin}: {}", text(&out.stderr));
@@ -130,7 +185,7 @@ fn stdin_closed_before_initialize_is_a_quiet_clean_exit() {
 #[cfg(unix)]
 #[test]
 fn sigterm_exits_zero_and_leaves_a_sound_database() {
-    for bin in BINS {
+    for bin in bins() {
         let dir = TempDir::new("bins-term");
         let db = dir.db_path();
         let status = busy_server(bin, &db, 20).terminate();
@@ -178,7 +233,7 @@ fn assert_refuses(bin: &str, db: &Path, case: &str) {
 #[cfg(unix)]
 #[test]
 fn an_unopenable_database_is_one_stderr_line_and_a_failure_exit() {
-    for bin in BINS {
+    for bin in bins() {
         let dir = TempDir::new("bins-unopenable");
 
         let file = dir.path().join("plain-file");
@@ -241,7 +296,7 @@ fn info_log(bin: &str, env: &[(&str, &str)]) -> String {
 
 #[test]
 fn every_bin_logs_the_database_it_opened_and_its_binding_at_info() {
-    for bin in BINS {
+    for bin in bins() {
         let dir = TempDir::new("bins-log");
         let db = dir.db_path();
         let db_text = db.display().to_string();
@@ -321,7 +376,7 @@ fn described_bounds(description: &str) -> (Vec<(f64, f64)>, Vec<String>) {
 #[test]
 fn tool_descriptions_agree_with_their_schemas() {
     let mut checked = 0;
-    for bin in BINS {
+    for bin in bins() {
         let dir = TempDir::new("bins-schema");
         let mut server = Server::spawn(
             bin,

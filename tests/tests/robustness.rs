@@ -7,7 +7,7 @@
 //! a notification, nothing), never a dropped connection, and the server must still answer
 //! afterwards.
 
-use clawboo_tests::{BINS, Rng, Server, TempDir};
+use clawboo_tests::{Rng, Server, TempDir, bins};
 use serde_json::{Map, Value, json};
 use std::time::Duration;
 
@@ -62,7 +62,7 @@ fn odd_value(rng: &mut Rng, depth: u32) -> Value {
 #[test]
 fn no_argument_makes_a_server_drop_a_call_or_die() {
     let mut rng = Rng::new(0xBAD_A125);
-    for bin in BINS {
+    for bin in bins() {
         let dir = TempDir::new("robustness");
         let mut server = Server::spawn(
             bin,
@@ -164,7 +164,7 @@ fn spawn(bin: &str, dir: &TempDir) -> Server {
 #[test]
 fn random_bytes_get_one_error_per_line_and_the_session_goes_on() {
     let mut rng = Rng::new(0x5EED_B17E);
-    for bin in BINS {
+    for bin in bins() {
         let dir = TempDir::new("fuzz-bytes");
         let mut server = spawn(bin, &dir);
         let lines: Vec<Vec<u8>> = (0..300)
@@ -198,7 +198,7 @@ fn every_truncation_of_a_request_is_a_parse_error() {
         json!({"jsonrpc": "2.0", "id": "s", "method": "tools/call", "params": {"name": "x", "arguments": {"a": [1, {"b": "é🦀"}]}}}),
         json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
     ];
-    for bin in BINS {
+    for bin in bins() {
         let dir = TempDir::new("fuzz-truncate");
         let mut server = spawn(bin, &dir);
         let mut lines = Vec::new();
@@ -233,7 +233,7 @@ fn a_wrong_type_in_any_field_is_answered_and_never_ends_the_session() {
         json!([1]),
         json!({"k": {}}),
     ];
-    for bin in BINS {
+    for bin in bins() {
         let dir = TempDir::new("fuzz-types");
         let mut server = spawn(bin, &dir);
         for template in &templates {
@@ -311,7 +311,7 @@ fn deep_nesting_and_invalid_utf8_are_parse_errors() {
         outside.extend_from_slice(br#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#);
         lines.push(outside);
     }
-    for bin in BINS {
+    for bin in bins() {
         let dir = TempDir::new("fuzz-deep");
         let mut server = spawn(bin, &dir);
         let replies = replies_before_ping(&mut server, &lines);
@@ -326,7 +326,7 @@ fn deep_nesting_and_invalid_utf8_are_parse_errors() {
 
 #[test]
 fn requests_before_initialize_get_errors_and_initialize_still_works() {
-    for bin in BINS {
+    for bin in bins() {
         let dir = TempDir::new("fuzz-preinit");
         let mut server = Server::spawn_raw(bin, &dir.db_path(), &[]);
         for method in ["tools/list", "tools/call", "prompts/list", "no/such/method"] {
@@ -355,7 +355,7 @@ fn notifications_and_stray_answers_before_initialize_are_ignored() {
         json!({"jsonrpc": "2.0", "id": 99, "result": {}}),
         json!({"jsonrpc": "2.0", "id": 98, "error": {"code": -1, "message": "no"}}),
     ];
-    for bin in BINS {
+    for bin in bins() {
         let dir = TempDir::new("fuzz-early");
         let mut server = Server::spawn_raw(bin, &dir.db_path(), &[]);
         for message in &early {

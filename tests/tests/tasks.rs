@@ -62,6 +62,9 @@ fn illegal(action: &str, from: &str, to: &str, allowed: &[&str]) -> String {
     format!("{action} failed: illegal_transition ({from} → {to}; allowed: {allowed})")
 }
 
+/// `list_tasks`'s description after its first sentence (which says whose tasks it lists).
+const LIST_TASKS_REST: &str = "Pass ready=true for only claimable (deps satisfied) work. To wait for work instead of polling, add waitMs (up to 60000): with nothing ready the call returns as soon as a task becomes ready, or after waitMs with [].";
+
 /// The keys of a task object (spec §1.4).
 const TASK_KEYS: [&str; 21] = [
     "id",
@@ -224,7 +227,7 @@ fn sql(db: &Path) -> rusqlite::Connection {
 }
 
 #[test]
-fn initialize_names_the_server_and_lists_twelve_tools_with_the_seed_schemas() {
+fn initialize_names_the_server_and_lists_the_seed_tools_with_their_schemas_then_ours() {
     let dir = TempDir::new("tasks-list");
     let mut server = Server::spawn_raw(BIN, &dir.db_path(), &[]);
     let info = server.initialize();
@@ -247,7 +250,7 @@ fn initialize_names_the_server_and_lists_twelve_tools_with_the_seed_schemas() {
         [
             (
                 "list_tasks",
-                "List board tasks. Pass ready=true for only claimable (deps satisfied) work."
+                format!("List board tasks. {LIST_TASKS_REST}").as_str()
             ),
             (
                 "get_task",
@@ -263,11 +266,11 @@ fn initialize_names_the_server_and_lists_twelve_tools_with_the_seed_schemas() {
             ),
             (
                 "claim_task",
-                "Atomically claim a todo task. A \"conflict\" error means another agent won \u{2014} do not retry."
+                "Atomically claim a todo task. A \"conflict\" error means another agent won \u{2014} do not retry. With leaseSeconds the claim is a lease: renew it before leaseExpiresAt (renew_task_lease, or add_comment with your authorAgentId) or the task goes back to todo for another agent."
             ),
             (
                 "assign_task",
-                "Assign a todo task to an agent (same atomic claim; conflict means already assigned)."
+                "Assign a todo task to an agent (same atomic claim; conflict means already assigned). leaseSeconds works as for claim_task."
             ),
             ("release_task", "Release an in-progress task back to todo."),
             (
@@ -284,6 +287,10 @@ fn initialize_names_the_server_and_lists_twelve_tools_with_the_seed_schemas() {
                 "link_task",
                 "Make taskId depend on dependsOnTaskId (it stays unready until the dependency is done)."
             ),
+            (
+                "renew_task_lease",
+                "Renew your lease on a task you claimed with leaseSeconds: it runs leaseSeconds (default: the claim's length) from now. Renew well before leaseExpiresAt; once a lease has run out the task is back in todo and this call fails with lease_expired."
+            ),
         ]
     );
 
@@ -294,7 +301,7 @@ fn initialize_names_the_server_and_lists_twelve_tools_with_the_seed_schemas() {
         &'a [&'a str],
         &'a [(&'a str, &'a str, Option<&'a Value>)],
     );
-    let expected: [Shape; 12] = [
+    let expected: [Shape; 13] = [
         (
             "list_tasks",
             &[],
@@ -302,6 +309,7 @@ fn initialize_names_the_server_and_lists_twelve_tools_with_the_seed_schemas() {
                 ("teamId", "string", None),
                 ("status", "string", Some(&status_enum)),
                 ("ready", "boolean", None),
+                ("waitMs", "integer", None),
             ],
         ),
         ("get_task", &["taskId"], &[("taskId", "string", None)]),
@@ -334,6 +342,7 @@ fn initialize_names_the_server_and_lists_twelve_tools_with_the_seed_schemas() {
                 ("taskId", "string", None),
                 ("assigneeAgentId", "string", None),
                 ("assigneeRuntime", "string", None),
+                ("leaseSeconds", "integer", None),
             ],
         ),
         (
@@ -343,6 +352,7 @@ fn initialize_names_the_server_and_lists_twelve_tools_with_the_seed_schemas() {
                 ("taskId", "string", None),
                 ("assigneeAgentId", "string", None),
                 ("assigneeRuntime", "string", None),
+                ("leaseSeconds", "integer", None),
             ],
         ),
         ("release_task", &["taskId"], &[("taskId", "string", None)]),
@@ -376,6 +386,15 @@ fn initialize_names_the_server_and_lists_twelve_tools_with_the_seed_schemas() {
             &[
                 ("taskId", "string", None),
                 ("dependsOnTaskId", "string", None),
+            ],
+        ),
+        (
+            "renew_task_lease",
+            &["taskId", "assigneeAgentId"],
+            &[
+                ("taskId", "string", None),
+                ("assigneeAgentId", "string", None),
+                ("leaseSeconds", "integer", None),
             ],
         ),
     ];
@@ -1231,7 +1250,7 @@ fn protocol_errors_get_json_rpc_errors_and_the_server_keeps_serving() {
         .send_line(r#"{"jsonrpc":"2.0","id":"text-id","method":"tools/list"}"#);
     let listed = b.server.read_message();
     assert_eq!(listed["id"], "text-id");
-    assert_eq!(listed["result"]["tools"].as_array().map(Vec::len), Some(12));
+    assert_eq!(listed["result"]["tools"].as_array().map(Vec::len), Some(13));
     assert_eq!(b.ids(json!({})).len(), 3);
 }
 
@@ -1320,7 +1339,7 @@ fn a_team_bound_session_sees_and_touches_only_its_team() {
     let tools = b.server.list_tools();
     assert_eq!(
         tools[0]["description"],
-        "List your team's board tasks. Pass ready=true for only claimable (deps satisfied) work."
+        format!("List your team's board tasks. {LIST_TASKS_REST}")
     );
     assert_eq!(b.ids(json!({})), [mine.as_str()]);
     assert_eq!(b.ids(json!({"teamId": "B"})), [mine.as_str()]);
@@ -1540,7 +1559,7 @@ fn a_blank_scope_variable_leaves_the_session_unbound() {
     assert_eq!(listed.as_array().map(Vec::len), Some(2));
     assert_eq!(
         open.list_tools()[0]["description"],
-        "List board tasks. Pass ready=true for only claimable (deps satisfied) work."
+        format!("List board tasks. {LIST_TASKS_REST}")
     );
 }
 

@@ -1,9 +1,10 @@
 //! Tidy: the dependency arrows of ARCHITECTURE.md, checked on the source itself.
 //!
 //! Each rule names where a thing may appear; every code line of the workspace's Rust sources is
-//! checked against every rule (comment lines are skipped, so docs may talk about anything). A
-//! rule's test below also feeds it a line that breaks it, so a rule that can no longer fail is
-//! noticed.
+//! checked against every rule (comment lines are skipped, so docs may talk about anything). Two
+//! rules read whole files: every module opens with its `//!` contract, and no file of the library
+//! holds more than 700 lines of code. A rule's test below also feeds it a line or a file that
+//! breaks it, so a rule that can no longer fail is noticed.
 
 use std::path::{Path, PathBuf};
 
@@ -24,8 +25,8 @@ enum Layer {
     Mcp,
     /// `db`, `schema` and the repositories that own tables.
     Repository,
-    /// Modules every layer may use and that use none of the above (`binding`, `scrub`, `log`,
-    /// `http`, `attach`).
+    /// Modules every layer may use and that use only each other (`binding`, `args`, `scrub`,
+    /// `log`, `http`, `signature`, `attach`: [`LEAVES`]).
     Leaf,
     /// `xtask` and the test crate: automation, free to print.
     Tooling,
@@ -85,6 +86,42 @@ fn has_sql(code: &str) -> bool {
         || code.contains("UPDATE ") && code.contains(" SET ")
 }
 
+/// The top-level modules of clawboo-core that every layer may use. A leaf imports only other
+/// leaves, so no chain of imports (`attach` → `signature` → `db`) can lead from a leaf to a layer
+/// above it.
+const LEAVES: [&str; 7] = [
+    "binding",
+    "args",
+    "scrub",
+    "log",
+    "http",
+    "signature",
+    "attach",
+];
+
+/// The top-level modules `code` names through `crate::` (`crate::db::new_id()` → `db`;
+/// `crate::{scrub, log}` → both).
+fn crate_modules(code: &str) -> Vec<&str> {
+    let ident = |s: &str| -> usize {
+        s.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(s.len())
+    };
+    let mut found = Vec::new();
+    for (at, _) in code.match_indices("crate::") {
+        let rest = &code[at + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let group = &group[..group.find('}').unwrap_or(group.len())];
+            for item in group.split(',').map(str::trim) {
+                found.push(&item[..ident(item)]);
+            }
+        } else {
+            found.push(&rest[..ident(rest)]);
+        }
+    }
+    found.retain(|m| !m.is_empty() && *m != "self");
+    found
+}
+
 fn imports(code: &str, module: &str) -> bool {
     let crate_path = format!("crate::{module}");
     code.contains(&crate_path) && !code.contains(&format!("{crate_path}_"))
@@ -127,7 +164,7 @@ fn check_line(path: &str, code: &str) -> Vec<&'static str> {
             "repositories never import cli, servers or mcp",
         );
     }
-    if path.ends_with("crates/clawboo-core/src/db.rs") {
+    if path.starts_with("crates/clawboo-core/src/db/") {
         let repositories = ["board", "memory", "broker", "teamchat", "clawbrain"];
         rule(
             !repositories.iter().any(|r| imports(code, r)),
@@ -136,12 +173,8 @@ fn check_line(path: &str, code: &str) -> Vec<&'static str> {
     }
     if layer == Layer::Leaf && !test {
         rule(
-            ![
-                "cli", "servers", "mcp", "board", "memory", "broker", "teamchat",
-            ]
-            .iter()
-            .any(|m| imports(code, m)),
-            "leaf modules (binding, scrub, log, http, attach) import no layer above them",
+            crate_modules(code).iter().all(|m| LEAVES.contains(m)),
+            "leaf modules (binding, scrub, log, http, signature, attach) import only other leaves",
         );
     }
     if layer == Layer::Servers && !test {
@@ -311,7 +344,7 @@ fn an_error_text_without_a_wire_tag_is_reported() {
     assert!(untagged_errors(path, &by_variant).is_empty());
     let by_enum = untagged.replace("/// A refusal.", "/// A refusal. Wire: reference.");
     assert!(untagged_errors(path, &by_enum).is_empty());
-    assert!(!client_facing("crates/clawboo-core/src/db.rs"));
+    assert!(!client_facing("crates/clawboo-core/src/db/mod.rs"));
 }
 
 /// Each rule, fed one line that breaks it, reports it; the same line where it belongs does not.
@@ -339,14 +372,14 @@ fn every_rule_fails_on_a_line_that_breaks_it() {
             "print! only in the front doors (bins, cli, xtask) and log",
         ),
         (
-            "crates/clawboo-core/src/db.rs",
+            "crates/clawboo-core/src/db/watch.rs",
             "use crate::board::SCHEMA;",
             "db imports no repository (the schema list lives outside db)",
         ),
         (
             "crates/clawboo-core/src/scrub/mod.rs",
             "use crate::memory::Memory;",
-            "leaf modules (binding, scrub, log, http, attach) import no layer above them",
+            "leaf modules (binding, scrub, log, http, signature, attach) import only other leaves",
         ),
         (
             "crates/clawboo-core/src/servers/memory.rs",
@@ -399,4 +432,157 @@ fn every_rule_fails_on_a_line_that_breaks_it() {
             "{path}: {line} should be allowed"
         );
     }
+}
+
+/// A leaf that imports a module which is not a leaf (the `db` in `attach` → `signature` → `db`)
+/// is reported, whatever that module is; a leaf that imports another leaf is not.
+#[test]
+fn a_leaf_reaching_below_the_leaves_through_another_leaf_is_reported() {
+    let rule =
+        "leaf modules (binding, scrub, log, http, signature, attach) import only other leaves";
+    for line in [
+        "let temp = path.with_extension(format!(\"key.{}\", crate::db::new_id()));",
+        "use crate::{binding::Binding, schema::open};",
+        "use crate::clawbrain::Brain;",
+    ] {
+        assert_eq!(
+            check_line("crates/clawboo-core/src/signature.rs", line),
+            [rule],
+            "{line}"
+        );
+    }
+    for line in [
+        "use crate::signature::{BindingKey, KEY_FILE};",
+        "use crate::binding::Binding;",
+        "let masked = crate::scrub::scrub_secrets(text);",
+    ] {
+        assert!(
+            check_line("crates/clawboo-core/src/attach.rs", line).is_empty(),
+            "{line}"
+        );
+    }
+    assert_eq!(crate_modules("crate::{scrub, log::warn}"), ["scrub", "log"]);
+}
+
+/// Whether `path` is a unit-test file: the body of its parent's `#[cfg(test)] mod tests;`, which
+/// the parent's contract covers.
+fn unit_test_file(path: &str) -> bool {
+    path.ends_with("/tests.rs")
+}
+
+/// A module that does not open with its `//!` contract (what it owns, guarantees, must never do).
+fn missing_contract(path: &str, text: &str) -> Option<Violation> {
+    (!unit_test_file(path) && !text.starts_with("//!")).then(|| Violation {
+        path: path.to_owned(),
+        line: 1,
+        rule: "every module opens with its //! contract",
+    })
+}
+
+/// The most lines of code one file of clawboo-core's `src` may hold.
+const MAX_CODE_LINES: usize = 700;
+
+/// The lines of code in `text`: not blank, not a comment, not in the inline test module that
+/// closes a file (`#[cfg(test)]` then `mod … {`, to the end of the file, as [`check_file`] reads it).
+fn code_lines(text: &str) -> usize {
+    let mut count = 0;
+    let mut after_cfg_test = false;
+    for line in text.lines() {
+        let code = line.trim();
+        if after_cfg_test && code.starts_with("mod ") && code.ends_with('{') {
+            // The attribute belongs to the test module too.
+            return count - 1;
+        }
+        after_cfg_test = code == "#[cfg(test)]";
+        if !code.is_empty() && !code.starts_with("//") {
+            count += 1;
+        }
+    }
+    count
+}
+
+/// A file of clawboo-core's `src` over [`MAX_CODE_LINES`] lines of code: more than one concern.
+/// Unit-test files and generated corpora do not count.
+fn oversized(path: &str, text: &str) -> Option<Violation> {
+    let counted = path.starts_with("crates/clawboo-core/src/")
+        && !unit_test_file(path)
+        && !path.contains("/corpus/");
+    let lines = code_lines(text);
+    (counted && lines > MAX_CODE_LINES).then(|| Violation {
+        path: path.to_owned(),
+        line: lines,
+        rule: "no file of clawboo-core's src holds over 700 lines of code (line = its count)",
+    })
+}
+
+/// Every Rust source of the workspace with its path relative to the root.
+fn workspace_sources() -> Vec<(String, String)> {
+    let root = workspace_root();
+    let mut files = Vec::new();
+    for top in ["crates", "xtask", "tests"] {
+        rust_sources(&root.join(top), &mut files);
+    }
+    assert!(files.len() > 50, "found only {} sources", files.len());
+    files
+        .iter()
+        .map(|file| {
+            let relative = file
+                .strip_prefix(&root)
+                .expect("under the root")
+                .to_string_lossy()
+                .replace('\\', "/");
+            let text = std::fs::read_to_string(file).expect("readable source");
+            (relative, text)
+        })
+        .collect()
+}
+
+fn report(violations: &[Violation]) -> String {
+    violations
+        .iter()
+        .map(|v| format!("{}:{}: {}", v.path, v.line, v.rule))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn every_module_opens_with_its_contract() {
+    let missing: Vec<Violation> = workspace_sources()
+        .iter()
+        .filter_map(|(path, text)| missing_contract(path, text))
+        .collect();
+    assert!(missing.is_empty(), "{}", report(&missing));
+}
+
+#[test]
+fn no_file_of_the_library_holds_more_than_one_concern_by_size() {
+    let oversized: Vec<Violation> = workspace_sources()
+        .iter()
+        .filter_map(|(path, text)| oversized(path, text))
+        .collect();
+    assert!(oversized.is_empty(), "{}", report(&oversized));
+}
+
+#[test]
+fn a_module_without_a_contract_or_with_too_much_code_is_reported() {
+    let path = "crates/clawboo-core/src/board/mod.rs";
+    assert!(missing_contract(path, "use std::fmt;\n").is_some());
+    assert!(missing_contract(path, "//! The board.\nuse std::fmt;\n").is_none());
+    assert!(
+        missing_contract("crates/clawboo-core/src/board/tests.rs", "use super::*;\n").is_none()
+    );
+    assert!(missing_contract("xtask/src/dist.rs", "\n//! Late.\n").is_some());
+
+    let code = "let x = 1;\n".repeat(MAX_CODE_LINES);
+    let padded =
+        format!("//! Docs.\n\n// A comment.\n{code}#[cfg(test)]\nmod tests {{\n{code}}}\n");
+    assert_eq!(code_lines(&padded), MAX_CODE_LINES);
+    assert!(oversized(path, &padded).is_none());
+    let over = format!("{code}let y = 2;\n");
+    assert_eq!(
+        oversized(path, &over).map(|v| v.line),
+        Some(MAX_CODE_LINES + 1)
+    );
+    assert!(oversized("crates/clawboo-core/src/board/tests.rs", &over).is_none());
+    assert!(oversized("xtask/src/dist.rs", &over).is_none());
 }

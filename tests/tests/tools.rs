@@ -118,8 +118,11 @@ fn tools_list_shows_web_search_only_with_a_search_key() {
         tools[0],
         json!({
             "name": "echo",
+            "title": "Echo",
             "description": "Echo a message back. Safe, no side effects \u{2014} used to prove the round-trip.",
-            "inputSchema": {"type":"object","properties":{"message":{"type":"string"}},"required":["message"]}
+            "inputSchema": {"type":"object","properties":{"message":{"type":"string"}},"required":["message"]},
+            "annotations": {"title": "Echo", "readOnlyHint": false, "destructiveHint": false,
+                            "idempotentHint": false, "openWorldHint": false}
         })
     );
     let hidden = plain.call("web_search", json!({"query": "x"}));
@@ -557,7 +560,7 @@ fn operator_commands_explain_failures_and_change_nothing_twice() {
     let usage = operator(&db, &["approve"]);
     assert_eq!(usage.code, 2);
     assert!(
-        usage.err.contains("approve needs exactly one argument"),
+        usage.err.contains("approve: needs exactly one argument"),
         "{}",
         usage.err
     );

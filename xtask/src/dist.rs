@@ -18,13 +18,16 @@
 //! IP addresses, as in the default Ollama address, never need a lookup. Other targets (macOS)
 //! are built as usual.
 //!
-//! Reproducible: the tarball is written here, not by the system `tar`: entries in a fixed order,
-//! mtime from `SOURCE_DATE_EPOCH` or else the commit time of `HEAD`, owner root (0:0), modes 0755
-//! for the folder and bins and 0644 for documents; it is compressed by `gzip -n` (no name, no time
-//! in the header). The same bins give the same bytes. The bins themselves come from cargo; a
-//! release build of one commit with one toolchain in one folder is expected to give the same bins.
-//! Hashes come from `sha256sum` (or `shasum -a 256`), which every Linux and macOS machine has,
-//! rather than pulling hash crates into the build.
+//! Reproducible: the tarball is written in process with the `tar` crate, not by the system `tar`:
+//! ustar entries in a fixed order, mtime from `SOURCE_DATE_EPOCH` or else the commit time of
+//! `HEAD`, owner root (0:0), modes 0755 for the folder and bins and 0644 for documents; it is
+//! compressed with `flate2`'s pure-Rust backend at level 9 with no name and no time in the gzip
+//! header. The same bins give the same bytes on any machine, with no `gzip` installed. The bins
+//! themselves come from cargo; a release build of one commit with one toolchain in one folder is
+//! expected to give the same bins. Hashes are SHA-256 by `ring` (already the library's
+//! dependency), written in `sha256sum`'s format so a user checks them with `sha256sum -c`.
+//! `--check` unpacks with the system `tar`, the reader a user has, so the archive is proven to
+//! open with it.
 //!
 //! Must never: leave a half-written archive or checksum under the final name (each is written
 //! beside it first).
@@ -36,21 +39,14 @@ use std::process::{Command, Stdio};
 
 use anyhow::{Context, bail};
 use clawboo_tests::{Server, TempDir, target_dir, workspace_root};
+use flate2::{Compression, GzBuilder};
+use tar::{Builder, EntryType, Header};
 
-use crate::probe::{self, EXPECTED};
+use crate::probe;
 use crate::usage;
 
-/// `cargo xtask dist [--check]`.
-pub fn run(args: &[String]) -> anyhow::Result<()> {
-    let check = match args {
-        [] => false,
-        [flag] if flag == "--check" => true,
-        other => {
-            return Err(usage(format!(
-                "unexpected arguments {other:?}; usage: cargo xtask dist [--check]"
-            )));
-        }
-    };
+/// `cargo xtask dist [--check]` (the flag read by `main`).
+pub fn run(check: bool) -> anyhow::Result<()> {
     let target = host_target()?;
     let bins = build_release(&target)?;
     let name = format!("clawboo-mcp-{}-{target}", env!("CARGO_PKG_VERSION"));
@@ -59,11 +55,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     let archive = write_archive(&name, &files, mtime)?;
     if check {
         check_archive(&archive)?;
-        let again = TempDir::new("dist-again");
-        let repacked = gzip(
-            &tar_bytes(&name, &files, mtime)?,
-            &again.path().join("again.tar.gz"),
-        )?;
+        let repacked = gzip(&tar_bytes(&name, &files, mtime)?)?;
         if repacked != fs::read(&archive)? {
             bail!(
                 "packing the same bins twice gave different bytes: the archive is not reproducible"
@@ -121,7 +113,7 @@ pub struct ArchiveFile {
 fn archive_files(bins: &Path, target: &str) -> anyhow::Result<Vec<ArchiveFile>> {
     let mut files = Vec::new();
     println!("{:<24} {:>12}", "bin", "bytes");
-    for (bin, _, _) in EXPECTED {
+    for bin in probe::bins() {
         let path = bins.join(bin);
         let bytes = fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
         println!("{bin:<24} {:>12}", bytes.len());
@@ -144,12 +136,10 @@ fn archive_files(bins: &Path, target: &str) -> anyhow::Result<Vec<ArchiveFile>> 
         mode: 0o644,
         bytes: license,
     });
-    let stage = TempDir::new("dist-sums");
-    for file in &files {
-        fs::write(stage.path().join(&file.name), &file.bytes)?;
-    }
-    let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
-    let sums = sha256_lines(stage.path(), &names)?;
+    let sums: String = files
+        .iter()
+        .map(|file| sha256_line(&file.name, &file.bytes))
+        .collect();
     files.push(ArchiveFile {
         name: "SHA256SUMS".into(),
         mode: 0o644,
@@ -237,9 +227,10 @@ fn write_archive(name: &str, files: &[ArchiveFile], mtime: u64) -> anyhow::Resul
     let file_name = format!("{name}.tar.gz");
     let archive = dist.join(&file_name);
     let partial = dist.join(format!("{file_name}.partial"));
-    gzip(&tar_bytes(name, files, mtime)?, &partial)?;
+    let bytes = gzip(&tar_bytes(name, files, mtime)?)?;
+    fs::write(&partial, &bytes).with_context(|| format!("cannot write {}", partial.display()))?;
     fs::rename(&partial, &archive)?;
-    let sum_line = sha256_lines(&dist, &[&file_name])?;
+    let sum_line = sha256_line(&file_name, &bytes);
     let sum_file = dist.join(format!("{file_name}.sha256"));
     let sum_partial = dist.join(format!("{file_name}.sha256.partial"));
     fs::write(&sum_partial, &sum_line)?;
@@ -253,92 +244,65 @@ fn write_archive(name: &str, files: &[ArchiveFile], mtime: u64) -> anyhow::Resul
 }
 
 /// A POSIX ustar archive of `files` under the folder `folder`, every entry owned by root (0:0)
-/// with mtime `mtime`, in the order given; padded to whole 10240-byte records like `tar`'s.
+/// with mtime `mtime`, in the order given.
 pub fn tar_bytes(folder: &str, files: &[ArchiveFile], mtime: u64) -> anyhow::Result<Vec<u8>> {
-    let mut out = Vec::new();
-    out.extend(tar_header(&format!("{folder}/"), 0o755, 0, mtime, b'5')?);
+    let header = |path: &str, mode: u32, size: u64, kind: EntryType| -> anyhow::Result<Header> {
+        let mut header = Header::new_ustar();
+        header
+            .set_path(path)
+            .with_context(|| format!("archive path {path:?} does not fit a ustar header"))?;
+        header.set_entry_type(kind);
+        header.set_mode(mode);
+        header.set_uid(0);
+        header.set_gid(0);
+        header.set_username("root")?;
+        header.set_groupname("root")?;
+        header.set_mtime(mtime);
+        header.set_size(size);
+        header.set_cksum();
+        Ok(header)
+    };
+    let mut tar = Builder::new(Vec::new());
+    let folder_entry = header(&format!("{folder}/"), 0o755, 0, EntryType::Directory)?;
+    tar.append(&folder_entry, std::io::empty())?;
     for file in files {
         let path = format!("{folder}/{}", file.name);
-        out.extend(tar_header(
-            &path,
-            file.mode,
-            file.bytes.len() as u64,
-            mtime,
-            b'0',
-        )?);
-        out.extend(&file.bytes);
-        out.resize(out.len().next_multiple_of(512), 0);
+        let size = file.bytes.len() as u64;
+        tar.append(
+            &header(&path, file.mode, size, EntryType::Regular)?,
+            file.bytes.as_slice(),
+        )?;
     }
-    out.resize(out.len() + 1024, 0);
-    out.resize(out.len().next_multiple_of(10240), 0);
-    Ok(out)
+    Ok(tar.into_inner()?)
 }
 
-/// One 512-byte ustar header.
-fn tar_header(path: &str, mode: u32, size: u64, mtime: u64, kind: u8) -> anyhow::Result<[u8; 512]> {
-    if path.len() >= 100 || !path.is_ascii() {
-        bail!("archive path {path:?} does not fit a ustar name (ASCII, under 100 bytes)");
-    }
-    let mut header = [0u8; 512];
-    let mut put = |at: usize, bytes: &[u8]| header[at..at + bytes.len()].copy_from_slice(bytes);
-    put(0, path.as_bytes());
-    put(100, format!("{mode:07o}\0").as_bytes());
-    put(108, b"0000000\0");
-    put(116, b"0000000\0");
-    put(124, format!("{size:011o}\0").as_bytes());
-    put(136, format!("{mtime:011o}\0").as_bytes());
-    put(148, b"        ");
-    put(156, &[kind]);
-    put(257, b"ustar\0");
-    put(263, b"00");
-    put(265, b"root");
-    put(297, b"root");
-    let sum: u32 = header.iter().map(|&b| u32::from(b)).sum();
-    header[148..156].copy_from_slice(format!("{sum:06o}\0 ").as_bytes());
-    Ok(header)
+/// `data` compressed with gzip at level 9, with no name and no time in the header.
+fn gzip(data: &[u8]) -> anyhow::Result<Vec<u8>> {
+    let mut encoder = GzBuilder::new()
+        .mtime(0)
+        .write(Vec::new(), Compression::best());
+    encoder.write_all(data)?;
+    Ok(encoder.finish()?)
 }
 
-/// Compresses `data` with `gzip -n -9` (no name or time in the header) into `path`; returns the
-/// compressed bytes.
-fn gzip(data: &[u8], path: &Path) -> anyhow::Result<Vec<u8>> {
-    let mut child = Command::new("gzip")
-        .args(["-n", "-9", "-c"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .context("cannot run gzip")?;
-    let mut stdin = child.stdin.take().context("gzip stdin")?;
-    let data = data.to_vec();
-    let feeder = std::thread::spawn(move || stdin.write_all(&data));
-    let out = child.wait_with_output().context("gzip failed")?;
-    feeder
-        .join()
-        .map_err(|_| anyhow::anyhow!("the gzip feeder panicked"))?
-        .context("cannot feed gzip")?;
-    if !out.status.success() {
-        bail!("gzip failed with {}", out.status);
-    }
-    fs::write(path, &out.stdout).with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(out.stdout)
+/// The line `sha256sum` prints for a file `name` holding `bytes`: `<hex>  <name>`.
+fn sha256_line(name: &str, bytes: &[u8]) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA256, bytes);
+    let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+    format!("{hex}  {name}\n")
 }
 
-/// `sha256sum`-format lines for `files` in `dir`.
-fn sha256_lines(dir: &Path, files: &[&str]) -> anyhow::Result<String> {
-    let attempts: [(&str, &[&str]); 2] = [("sha256sum", &[]), ("shasum", &["-a", "256"])];
-    for (program, args) in attempts {
-        let Ok(out) = Command::new(program)
-            .current_dir(dir)
-            .args(args)
-            .args(files)
-            .output()
-        else {
-            continue;
-        };
-        if out.status.success() {
-            return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
-        }
-    }
-    bail!("neither sha256sum nor shasum could hash the files")
+/// The `sha256sum` lines of the files `names` in `dir`, in that order.
+fn sha256_lines(dir: &Path, names: &[&str]) -> anyhow::Result<String> {
+    names
+        .iter()
+        .map(|name| {
+            let path = dir.join(name);
+            let bytes =
+                fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+            Ok(sha256_line(name, &bytes))
+        })
+        .collect()
 }
 
 fn check_archive(archive: &Path) -> anyhow::Result<()> {
@@ -375,11 +339,11 @@ fn check_archive(archive: &Path) -> anyhow::Result<()> {
         .lines()
         .filter_map(|l| l.split_whitespace().nth(1))
         .collect();
-    if files.len() != EXPECTED.len() + 2 {
+    if files.len() != probe::bins().len() + 2 {
         bail!(
             "SHA256SUMS lists {} files, expected {}",
             files.len(),
-            EXPECTED.len() + 2
+            probe::bins().len() + 2
         );
     }
     if sha256_lines(&root, &files)? != recorded {
@@ -389,7 +353,7 @@ fn check_archive(archive: &Path) -> anyhow::Result<()> {
 
     let target = host_target()?;
     if static_glibc(&target) {
-        for (bin, _, _) in EXPECTED {
+        for bin in probe::bins() {
             let path = root.join(bin);
             if let Some(interpreter) = elf_interpreter(&fs::read(&path)?)? {
                 bail!("{bin} is dynamically linked (interpreter {interpreter})");
@@ -401,8 +365,9 @@ fn check_archive(archive: &Path) -> anyhow::Result<()> {
         }
     }
     println!("probing the unpacked bins");
-    probe::probe_bins(|bin, db| Server::spawn_command(root.join(bin), db, &[]))?;
-    probe::probe_clawbrain(&root.join("clawboo-mcp-memory"))?;
+    probe::probe_bins(|launch| {
+        Server::spawn_program(root.join(launch.bin), launch.args, launch.db, &launch.env())
+    })?;
     if static_glibc(&target) {
         probe_in_empty_root(&root)?;
     }
@@ -471,18 +436,24 @@ fn probe_in_empty_root(unpacked: &Path) -> anyhow::Result<()> {
         return Ok(());
     }
     let empty = TempDir::new("dist-chroot");
-    for (bin, _, _) in EXPECTED {
+    for bin in probe::bins() {
         fs::copy(unpacked.join(bin), empty.path().join(bin))?;
     }
     let root_arg = empty.path().display().to_string();
     println!("probing the bins in an empty chroot (no libc, no /etc)");
-    probe::probe_bins(|bin, _| {
-        let inside = format!("/{bin}");
+    probe::probe_bins(|launch| {
+        let inside = format!("/{}", launch.bin);
+        let mut args = vec![root_arg.as_str(), inside.as_str()];
+        args.extend(launch.args);
+        let mut env = vec![("HOME", "/")];
+        if launch.vault.is_some() {
+            env.push(("MEMORY_DIR", "/memory"));
+        }
         Server::spawn_program(
             PathBuf::from("chroot"),
-            &[&root_arg, &inside],
-            Path::new(&format!("/{bin}.db")),
-            &[("HOME", "/")],
+            &args,
+            Path::new(&format!("/{}.db", launch.bin)),
+            &env,
         )
     })
 }
@@ -508,24 +479,16 @@ mod tests {
 
     #[test]
     fn packing_the_same_files_twice_gives_identical_bytes() {
-        let dir = TempDir::new("dist-twice");
-        let first = gzip(
-            &tar_bytes("pkg-1", &files(), 1_700_000_000).unwrap(),
-            &dir.path().join("a.tar.gz"),
-        )
-        .unwrap();
-        let second = gzip(
-            &tar_bytes("pkg-1", &files(), 1_700_000_000).unwrap(),
-            &dir.path().join("b.tar.gz"),
-        )
-        .unwrap();
+        let first = gzip(&tar_bytes("pkg-1", &files(), 1_700_000_000).unwrap()).unwrap();
+        let second = gzip(&tar_bytes("pkg-1", &files(), 1_700_000_000).unwrap()).unwrap();
         assert_eq!(first, second);
-        assert_eq!(&first[4..8], &[0, 0, 0, 0], "no time in the gzip header");
-        let later = gzip(
-            &tar_bytes("pkg-1", &files(), 1_700_000_001).unwrap(),
-            &dir.path().join("c.tar.gz"),
-        )
-        .unwrap();
+        assert_eq!(&first[..3], &[0x1f, 0x8b, 8], "a gzip stream (deflate)");
+        assert_eq!(
+            &first[3..8],
+            &[0, 0, 0, 0, 0],
+            "no name and no time in the header"
+        );
+        let later = gzip(&tar_bytes("pkg-1", &files(), 1_700_000_001).unwrap()).unwrap();
         assert_ne!(first, later, "the mtime is in the archive");
     }
 
@@ -533,11 +496,8 @@ mod tests {
     fn the_system_tar_reads_the_archive_with_fixed_owner_mode_and_time() {
         let dir = TempDir::new("dist-tar");
         let archive = dir.path().join("pkg.tar.gz");
-        gzip(
-            &tar_bytes("pkg-1", &files(), 1_700_000_000).unwrap(),
-            &archive,
-        )
-        .unwrap();
+        let bytes = gzip(&tar_bytes("pkg-1", &files(), 1_700_000_000).unwrap()).unwrap();
+        fs::write(&archive, bytes).unwrap();
         let listing = Command::new("tar")
             .args(["-tvzf"])
             .arg(&archive)
@@ -575,6 +535,18 @@ mod tests {
         assert_eq!(
             fs::read(out.join("pkg-1/clawboo-mcp-tasks")).unwrap(),
             files()[0].bytes
+        );
+    }
+
+    #[test]
+    fn checksums_are_sha256sum_lines() {
+        assert_eq!(
+            sha256_line("empty", b""),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  empty\n"
+        );
+        assert_eq!(
+            sha256_line("abc", b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad  abc\n"
         );
     }
 

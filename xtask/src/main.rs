@@ -1,75 +1,246 @@
 //! `cargo xtask <verb>`: the project's automation, in Rust.
 //!
-//! Verbs: `probe` (build the four bins, handshake with each over stdio, check its tool count),
-//! `dist` (the release archive, `--check` to unpack and probe it), `bench` (whole-process
-//! benchmarks over stdio).
+//! Verbs ([`VERBS`], the one list that dispatch, `--help` and the help test read): `probe` (build
+//! the bins, handshake with every registered server over stdio, check its tool names), `dist` (the
+//! release archive, `--check` to unpack and probe it), `bench` (whole-process benchmarks over
+//! stdio), `bench-scrub` (the scrubber's workload, run by `bench` in a release build),
+//! `bench-vectors` (the vector index's rows of `bench` alone),
+//! `conformance` (the official MCP conformance suite over HTTP). Flags are read with the bins'
+//! parser (`clawboo_core::internal::args`); every verb answers `--help`.
 
 mod bench;
+mod conformance;
 mod dist;
 mod probe;
 
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: cargo xtask <verb>
+use clawboo_core::internal::args::{Args, Usage, Word, wants_help};
 
-verbs:
-    probe    build the four server bins, spawn each over stdio on a temporary database,
-             run initialize + tools/list, and check each server's name and tool count
-    dist     build the release bins (static on Linux) and pack a reproducible
-             dist/clawboo-mcp-<version>-<target>.tar.gz (+ .sha256) with an install README,
-             LICENSE and SHA256SUMS; --check verifies both checksums, that the bins are static
-             and start (in an empty chroot as root), and that packing again gives the same bytes
-    bench    whole-process benchmarks over stdio with the release bins (cold start, round
-             trips, 16 sessions over HTTP vs 16 stdio processes, an 8-process claim race,
-             memory search at 10k/100k facts, peak RSS, scrubber MB/s, the vector index);
-             --quick for a smoke run, --vs 'COMMAND' to compare another stdio server
-    bench-vectors
-             the vector index's rows of bench alone (--quick for a smoke run)
-";
-
-/// A mistake in how xtask was called (exit 2), as opposed to a verb that failed (exit 1).
-#[derive(Debug)]
-pub struct Usage(String);
-
-impl std::fmt::Display for Usage {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Usage {}
-
-/// A usage error carrying `message`.
+/// A usage error carrying `message` (exit 2), for a verb that finds its input wrong.
 pub fn usage(message: String) -> anyhow::Error {
     Usage(message).into()
+}
+
+/// One verb: its name, its flags, what it does, and how it runs once its flags are read.
+struct Verb {
+    name: &'static str,
+    synopsis: &'static str,
+    about: &'static str,
+    run: fn(Args) -> anyhow::Result<()>,
+}
+
+/// Every verb, in the order `--help` lists them.
+const VERBS: [Verb; 6] = [
+    Verb {
+        name: "probe",
+        synopsis: "[--debug]",
+        about: "build the server bins, spawn each registered server over stdio on a temporary database,\n\
+                run initialize + tools/list, and check each server's name and tool names (--debug: debug bins)",
+        run: |args| probe::run(flags(args, &["--debug"])?.contains(&"--debug")),
+    },
+    Verb {
+        name: "dist",
+        synopsis: "[--check]",
+        about: "build the release bins (static on Linux) and pack a reproducible\n\
+                dist/clawboo-mcp-<version>-<target>.tar.gz (+ .sha256) with an install README,\n\
+                LICENSE and SHA256SUMS; --check verifies both checksums, that the bins are static\n\
+                and start (in an empty chroot as root), and that packing again gives the same bytes",
+        run: |args| dist::run(flags(args, &["--check"])?.contains(&"--check")),
+    },
+    Verb {
+        name: "bench",
+        synopsis: "[--quick] [--memory] [--vs 'COMMAND']...",
+        about: "whole-process benchmarks over stdio with the release bins (cold start, round\n\
+                trips, 16 sessions over HTTP vs 16 stdio processes, an 8-process claim race,\n\
+                memory search at 10k/100k facts, peak RSS, scrubber MB/s, the vector index);\n\
+                --quick for a smoke run (no million-fact store), --memory for the memory_search rows\n\
+                only, --vs 'COMMAND' to compare another stdio server",
+        run: bench_verb,
+    },
+    Verb {
+        name: "bench-scrub",
+        synopsis: "[--quick]",
+        about: "the scrubber's throughput workload alone, one `name<TAB>unit<TAB>value` line per row\n\
+                (bench runs it in a release build of xtask)",
+        run: |args| bench::scrub::run(flags(args, &["--quick"])?.contains(&"--quick")),
+    },
+    Verb {
+        name: "bench-vectors",
+        synopsis: "[--quick]",
+        about: "the vector index's rows of bench alone (100k and 1M facts; --quick: 10k)",
+        run: |args| bench::vectors_only(flags(args, &["--quick"])?.contains(&"--quick")),
+    },
+    Verb {
+        name: "conformance",
+        synopsis: "",
+        about: "the official MCP conformance suite against the HTTP mounts of `serve --all --vault DIR`\n\
+                (Node and the suite installed by npm into target/conformance); fails on a result\n\
+                tests/conformance/expected-failures.toml does not expect",
+        run: |args| {
+            flags(args, &[])?;
+            conformance::run()
+        },
+    },
+];
+
+/// The switches among `allowed` that `args` holds; anything else is a usage error.
+fn flags(mut args: Args, allowed: &[&'static str]) -> anyhow::Result<Vec<&'static str>> {
+    let mut on = Vec::new();
+    while let Some(word) = args.next_word()? {
+        match &word {
+            Word::Flag(flag) if allowed.contains(&flag.as_str()) => {
+                on.extend(allowed.iter().find(|a| **a == flag.as_str()));
+            }
+            _ => return Err(word.unexpected().into()),
+        }
+    }
+    Ok(on)
+}
+
+/// `bench [--quick] [--memory] [--vs 'COMMAND']...`.
+fn bench_verb(mut args: Args) -> anyhow::Result<()> {
+    let mut quick = false;
+    let mut memory_only = false;
+    let mut vs = Vec::new();
+    while let Some(word) = args.next_word()? {
+        match &word {
+            Word::Flag(flag) if flag == "--quick" => quick = true,
+            Word::Flag(flag) if flag == "--memory" => memory_only = true,
+            Word::Flag(flag) if flag == "--vs" => vs.push(args.value()?),
+            _ => return Err(word.unexpected().into()),
+        }
+    }
+    bench::run(quick, memory_only, vs)
+}
+
+/// xtask's `--help`: every verb.
+fn help_text() -> String {
+    let mut out = "usage: cargo xtask <verb> [--help]\n\nverbs:\n".to_owned();
+    for verb in &VERBS {
+        out.push_str(&format!("    {} {}\n", verb.name, verb.synopsis));
+        for line in verb.about.lines() {
+            out.push_str(&format!("        {line}\n"));
+        }
+    }
+    out
+}
+
+/// One verb's `--help`.
+fn verb_help(verb: &Verb) -> String {
+    format!(
+        "usage: cargo xtask {} {}\n\n{}\n",
+        verb.name, verb.synopsis, verb.about
+    )
+}
+
+/// What a command line asks for.
+enum Asked<'a> {
+    /// Help text to print.
+    Help(String),
+    /// A verb to run with its flags.
+    Run(&'a Verb, Vec<String>),
+}
+
+/// Reads a command line (the words after `cargo xtask`).
+fn read(words: &[String]) -> Result<Asked<'static>, Usage> {
+    let Some((name, rest)) = words.split_first() else {
+        return Err(Usage(
+            "no verb given; run `cargo xtask --help` for usage".into(),
+        ));
+    };
+    if matches!(name.as_str(), "-h" | "--help" | "help") {
+        return Ok(Asked::Help(help_text()));
+    }
+    let Some(verb) = VERBS.iter().find(|v| v.name == name) else {
+        return Err(Usage(format!(
+            "unknown verb '{name}'; run `cargo xtask --help` for usage"
+        )));
+    };
+    if wants_help(rest) {
+        return Ok(Asked::Help(verb_help(verb)));
+    }
+    Ok(Asked::Run(verb, rest.to_vec()))
 }
 
 /// The bins' style (see `clawboo_core::internal::cli`): `xtask: <message>` on stderr, exit 2 for a
 /// usage error (no verb, an unknown verb or argument), 1 for a verb that failed.
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let outcome = match args.first().map(String::as_str) {
-        Some("probe") => probe::run(&args[1..]),
-        Some("dist") => dist::run(&args[1..]),
-        Some("bench") => bench::run(&args[1..]),
-        Some("bench-scrub") => bench::scrub::run(&args[1..]),
-        Some("bench-vectors") => bench::vectors_only(&args[1..]),
-        Some("-h" | "--help" | "help") => {
-            print!("{USAGE}");
+    let words: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|w| w.to_string_lossy().into_owned())
+        .collect();
+    let (verb, rest) = match read(&words) {
+        Ok(Asked::Help(text)) => {
+            print!("{text}");
             return ExitCode::SUCCESS;
         }
-        None => Err(usage(format!("no verb given\n\n{USAGE}"))),
-        Some(other) => Err(usage(format!("unknown verb {other:?}\n\n{USAGE}"))),
+        Ok(Asked::Run(verb, rest)) => (verb, rest),
+        Err(usage) => {
+            eprintln!("xtask: {usage}");
+            return ExitCode::from(2);
+        }
     };
-    match outcome {
+    match (verb.run)(Args::new(rest)) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("xtask: {e:#}");
-            if e.is::<Usage>() {
+        Err(e) => match e.downcast_ref::<Usage>() {
+            Some(usage) => {
+                eprintln!(
+                    "xtask: {}: {usage}; run `cargo xtask {} --help` for usage",
+                    verb.name, verb.name
+                );
                 ExitCode::from(2)
-            } else {
+            }
+            None => {
+                eprintln!("xtask: {}: {e:#}", verb.name);
                 ExitCode::FAILURE
             }
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(line: &str) -> Vec<String> {
+        line.split_whitespace().map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn every_verb_answers_help_with_its_usage_and_runs_nothing() {
+        for verb in &VERBS {
+            for flag in ["--help", "-h"] {
+                match read(&words(&format!("{} {flag}", verb.name))) {
+                    Ok(Asked::Help(text)) => assert!(
+                        text.starts_with(&format!("usage: cargo xtask {} ", verb.name)),
+                        "{text}"
+                    ),
+                    _ => panic!("{} {flag} is not help", verb.name),
+                }
+            }
+            assert!(help_text().contains(&format!("    {} ", verb.name)));
         }
+        assert!(matches!(read(&words("--help")), Ok(Asked::Help(_))));
+    }
+
+    #[test]
+    fn bad_verbs_and_flags_are_usage_errors() {
+        assert!(read(&[]).is_err());
+        assert_eq!(
+            read(&words("frobnicate")).err(),
+            Some(Usage(
+                "unknown verb 'frobnicate'; run `cargo xtask --help` for usage".into()
+            ))
+        );
+        let err = flags(Args::new(["--bogus"]), &["--debug"]).unwrap_err();
+        assert_eq!(
+            err.downcast_ref::<Usage>(),
+            Some(&Usage("unexpected argument '--bogus'".into()))
+        );
+        assert_eq!(
+            flags(Args::new(["--check"]), &["--check"]).unwrap(),
+            ["--check"]
+        );
     }
 }

@@ -1,36 +1,47 @@
-//! `cargo xtask probe`: the liveness check of the four servers, as a person would run it.
+//! `cargo xtask probe`: the liveness check of every server, as a person would run it.
 //!
-//! First, in process: builds each server (and ClawBrain) with the library's public constructors on
-//! a fresh temporary database and checks it with the library's own [`clawboo_core::probe`] (an
-//! in-memory MCP client: `initialize` + `tools/list`, both ends closed), so the path an embedding
-//! program takes is checked before any bin is built. Then it builds the bins (release unless
-//! `--debug`), and for each: spawns it over stdio on a fresh
-//! temporary database, times `initialize` + `tools/list`, and checks the advertised name and tool
-//! count; then the memory bin's `clawbrain` mode on a temporary vault (server `clawbrain`, the 7
-//! tools of seed 002 plus `memory_feedback`). Prints one line per server; fails on any mismatch.
+//! Every row comes from the registry of servers (`clawboo_core::internal::registry`): first, in
+//! process, each server is built through the registry on a fresh temporary database (and vault)
+//! and checked with the library's own [`clawboo_core::probe`] (an in-memory MCP client:
+//! `initialize` + `tools/list`, both ends closed), so the path an embedding program takes is
+//! checked before any bin is built. Then it builds the bins (release unless `--debug`) and, for
+//! each server, spawns its bin with the arguments that select it (`clawboo-mcp-memory clawbrain`
+//! for ClawBrain, on a temporary vault) over stdio on a fresh temporary database, times
+//! `initialize` + `tools/list`, and checks the advertised name and tool names against the
+//! registry. Prints one line per server; fails on any mismatch.
 //!
 //! The build shows cargo's own progress (its `Compiling …` lines, on stderr) as soon as cargo has
 //! anything to build, because a first release build takes minutes; when everything is fresh it
 //! prints nothing, so a second run shows only the table.
 
 use std::io::{BufRead, BufReader, IsTerminal};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use anyhow::{Context, bail};
-use clawboo_tests::{CLAWBRAIN_TOOLS, Server, TempDir, VERSION, bin_path, workspace_root};
+use anyhow::{Context as _, bail};
+use clawboo_core::internal::registry::{self, Entry, Store};
+use clawboo_core::{Binding, Scope};
+use clawboo_tests::{Server, TempDir, VERSION, bin_path, workspace_root};
 
-/// Each bin, the `serverInfo.name` it must report, and its tool count (tools without
-/// `TAVILY_API_KEY`).
-pub const EXPECTED: [(&str, &str, usize); 4] = [
-    ("clawboo-mcp-tasks", "clawboo-tasks", 12),
-    ("clawboo-mcp-memory", "clawboo-memory", 3),
-    ("clawboo-mcp-tools", "clawboo-tools", 3),
-    ("clawboo-mcp-teamchat", "clawboo-teamchat", 2),
-];
+/// The server bins, from the registry.
+pub fn bins() -> Vec<&'static str> {
+    registry::bins()
+}
 
-/// Builds the four bins with `profile` (`debug` or `release`).
+/// The tools `entry` must list in this process's environment: its own, and each optional one
+/// whose enabling variable is set.
+fn expected_tools(entry: &Entry) -> Vec<&'static str> {
+    let mut tools = entry.tools.to_vec();
+    for (tool, enabled_by) in entry.optional_tools {
+        if std::env::var(enabled_by).is_ok_and(|v| !v.trim().is_empty()) {
+            tools.push(tool);
+        }
+    }
+    tools
+}
+
+/// Builds the bins with `profile` (`debug` or `release`).
 pub fn build_bins(profile: &str) -> anyhow::Result<()> {
     let args: &[&str] = if profile == "release" {
         &["--release"]
@@ -46,7 +57,7 @@ pub fn build_bins(profile: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `cargo build <args>` of the four bins with the extra environment `env`. Cargo's stderr is held
+/// `cargo build <args>` of the bins with the extra environment `env`. Cargo's stderr is held
 /// back until it shows work (a crate compiling, the index updating, a lock being waited for), then
 /// passed through line by line; a build with nothing to do prints nothing. A failed build prints
 /// everything cargo said.
@@ -57,7 +68,7 @@ pub fn cargo_build(args: &[&str], env: &[(&str, &str)]) -> anyhow::Result<()> {
     if std::io::stderr().is_terminal() {
         cmd.arg("--color=always");
     }
-    for (bin, _, _) in EXPECTED {
+    for bin in bins() {
         cmd.args(["--bin", bin]);
     }
     cmd.envs(env.iter().copied()).stderr(Stdio::piped());
@@ -121,76 +132,67 @@ fn shows_work(line: &str) -> bool {
 }
 
 /// `cargo xtask probe [--debug]`.
-pub fn run(args: &[String]) -> anyhow::Result<()> {
-    let profile = match args {
-        [] => "release",
-        [flag] if flag == "--debug" => "debug",
-        other => {
-            return Err(crate::usage(format!(
-                "unexpected arguments {other:?}; usage: cargo xtask probe [--debug]"
-            )));
-        }
-    };
+pub fn run(debug: bool) -> anyhow::Result<()> {
+    let profile = if debug { "debug" } else { "release" };
     probe_in_process()?;
     build_bins(profile)?;
-    probe_bins(|bin, db| Server::spawn_command(bin_path(bin), db, &[]))?;
-    probe_clawbrain(&bin_path("clawboo-mcp-memory"))
+    probe_bins(|launch| {
+        Server::spawn_program(bin_path(launch.bin), launch.args, launch.db, &launch.env())
+    })
 }
 
-/// Probes the four servers and ClawBrain in process with [`clawboo_core::probe`]: one line each; an
-/// error listing every mismatch. The tools server lists `web_search` too when this process has a
-/// `TAVILY_API_KEY`.
+/// Probes every registered server in process with [`clawboo_core::probe`], each built through the
+/// registry: one line each; an error listing every mismatch.
 pub fn probe_in_process() -> anyhow::Result<()> {
-    use clawboo_core::{
-        Db, Embeddings, ToolsOptions, clawbrain_server, memory_server, probe, tasks_server,
-        teamchat_server, tools_server,
-    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .context("cannot start a tokio runtime")?;
-    let search_key = std::env::var("TAVILY_API_KEY").is_ok_and(|k| !k.trim().is_empty());
     let dir = TempDir::new("probe-in-process");
-    let open = || Db::open(&dir.db_path()).context("cannot open the probe database");
-    let servers = [
-        (tasks_server(open()?, None), EXPECTED[0].2),
-        (
-            memory_server(open()?, &Embeddings::off(), None),
-            EXPECTED[1].2,
-        ),
-        (
-            tools_server(open()?, ToolsOptions::default()),
-            EXPECTED[2].2 + usize::from(search_key),
-        ),
-        (teamchat_server(open()?, None), EXPECTED[3].2),
-        (
-            clawbrain_server(&dir.path().join("memory"), "probe")?,
-            CLAWBRAIN_TOOLS.len(),
-        ),
-    ];
+    let context = registry::Context::over_file(dir.db_path())
+        .with_vault(Some(dir.path().join("memory")))
+        .with_session("probe".into());
     let mut failures = Vec::new();
     println!(
-        "{:<22} {:<18} {:>8} {:>6} {:>8}",
+        "{:<30} {:<18} {:>8} {:>6} {:>8}",
         "in process", "server", "version", "tools", "ms"
     );
-    for (server, want) in servers {
+    for entry in registry::entries() {
+        let unbound = Binding::from_scope(entry.kind, &Scope::default());
+        let server = match registry::build(entry.kind, &context, &unbound) {
+            Ok(server) => server,
+            Err(e) => {
+                failures.push(format!("in process {}: {e}", entry.kind));
+                continue;
+            }
+        };
         let name = server.name();
         let version = server.version();
+        let listed = server.tool_names();
+        let want = expected_tools(entry);
         let started = Instant::now();
-        let counted = runtime.block_on(probe(server));
+        let counted = runtime.block_on(clawboo_core::probe(server));
         let elapsed = started.elapsed().as_secs_f64() * 1000.0;
         match counted {
             Ok(tools) => {
                 println!(
-                    "{:<22} {name:<18} {version:>8} {tools:>6} {elapsed:>8.1}",
+                    "{:<30} {name:<18} {version:>8} {tools:>6} {elapsed:>8.1}",
                     "  clawboo_core::probe"
                 );
-                if tools != want {
-                    failures.push(format!("in process {name}: {tools} tools, expected {want}"));
+                if tools != want.len() || !same_names(&listed, &want) {
+                    failures.push(format!(
+                        "in process {name}: tools {listed:?}, expected {want:?}"
+                    ));
                 }
             }
             Err(e) => failures.push(format!("in process {name}: {e}")),
+        }
+        if name != entry.server_name {
+            failures.push(format!(
+                "in process {}: server name {name:?}, expected {:?}",
+                entry.kind, entry.server_name
+            ));
         }
         if version != VERSION {
             failures.push(format!(
@@ -201,19 +203,15 @@ pub fn probe_in_process() -> anyhow::Result<()> {
     verdict(failures, "every server answered in process")
 }
 
-/// What one probe expects of a server: its name and the names of its tools (`None`: only the
-/// count).
-struct Expected<'a> {
-    label: &'a str,
-    name: &'a str,
-    tools: usize,
-    tool_names: Option<&'a [&'a str]>,
+/// Whether `listed` holds exactly the names in `want` (in any order: optional tools sit among the
+/// others).
+fn same_names(listed: &[&str], want: &[&str]) -> bool {
+    listed.len() == want.len() && want.iter().all(|t| listed.contains(t))
 }
 
 /// Initializes `server`, lists its tools and closes it: one table line; mismatches into
 /// `failures`.
-fn probe_one(mut server: Server, expected: &Expected<'_>, failures: &mut Vec<String>) {
-    let label = expected.label;
+fn probe_one(mut server: Server, label: &str, entry: &Entry, failures: &mut Vec<String>) {
     let started = Instant::now();
     let info = server.initialize();
     let tools = server.list_tools();
@@ -222,14 +220,14 @@ fn probe_one(mut server: Server, expected: &Expected<'_>, failures: &mut Vec<Str
     let got_name = info["serverInfo"]["name"].as_str().unwrap_or("?");
     let version = info["serverInfo"]["version"].as_str().unwrap_or("?");
     println!(
-        "{label:<22} {got_name:<18} {version:>8} {:>6} {:>8.1}",
+        "{label:<30} {got_name:<18} {version:>8} {:>6} {:>8.1}",
         tools.len(),
         elapsed.as_secs_f64() * 1000.0
     );
-    if got_name != expected.name {
+    if got_name != entry.server_name {
         failures.push(format!(
             "{label}: server name {got_name:?}, expected {:?}",
-            expected.name
+            entry.server_name
         ));
     }
     if version != VERSION {
@@ -238,18 +236,9 @@ fn probe_one(mut server: Server, expected: &Expected<'_>, failures: &mut Vec<Str
         ));
     }
     let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
-    let names_differ = expected
-        .tool_names
-        .is_some_and(|want| want.iter().any(|t| !names.contains(t)));
-    if tools.len() != expected.tools || names_differ {
-        failures.push(format!(
-            "{label}: tools {names:?}, expected {}",
-            expected
-                .tool_names
-                .map_or(format!("{} tools", expected.tools), |want| format!(
-                    "{want:?}"
-                ))
-        ));
+    let want = expected_tools(entry);
+    if !same_names(&names, &want) {
+        failures.push(format!("{label}: tools {names:?}, expected {want:?}"));
     }
     if !status.success() {
         failures.push(format!("{label}: exited with {status} after stdin closed"));
@@ -265,49 +254,59 @@ fn verdict(failures: Vec<String>, done: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Probes the four bins, each started by `launch(bin, database)`: one line each; an error listing
-/// every mismatch.
-pub fn probe_bins(launch: impl Fn(&str, &Path) -> Server) -> anyhow::Result<()> {
-    let mut failures = Vec::new();
-    println!(
-        "{:<22} {:<18} {:>8} {:>6} {:>8}",
-        "bin", "server", "version", "tools", "ms"
-    );
-    for (bin, name, tools) in EXPECTED {
-        let dir = TempDir::new("probe");
-        let expected = Expected {
-            label: bin,
-            name,
-            tools,
-            tool_names: None,
-        };
-        probe_one(launch(bin, &dir.db_path()), &expected, &mut failures);
-    }
-    verdict(
-        failures,
-        &format!("all {} servers answered", EXPECTED.len()),
-    )
+/// How to start one server's bin over stdio.
+pub struct Launch<'a> {
+    /// The bin.
+    pub bin: &'a str,
+    /// The arguments that select the server on it (`clawbrain`).
+    pub args: &'a [&'a str],
+    /// A fresh database file.
+    pub db: &'a Path,
+    /// A fresh vault, for a server that keeps one.
+    pub vault: Option<PathBuf>,
 }
 
-/// Probes `<memory_bin> clawbrain` on a fresh vault: one line; an error listing every mismatch.
-pub fn probe_clawbrain(memory_bin: &Path) -> anyhow::Result<()> {
+impl Launch<'_> {
+    /// The environment the server needs beyond the database: its vault.
+    pub fn env(&self) -> Vec<(&str, &str)> {
+        self.vault
+            .iter()
+            .filter_map(|v| v.to_str())
+            .map(|v| ("MEMORY_DIR", v))
+            .collect()
+    }
+}
+
+/// Probes every registered server, each bin started by `launch`: one line each; an error listing
+/// every mismatch.
+pub fn probe_bins(launch: impl Fn(&Launch<'_>) -> Server) -> anyhow::Result<()> {
     let mut failures = Vec::new();
-    let dir = TempDir::new("probe-clawbrain");
-    let vault = dir.path().join("memory").display().to_string();
-    let server = Server::spawn_program(
-        memory_bin.to_path_buf(),
-        &["clawbrain"],
-        &dir.db_path(),
-        &[("MEMORY_DIR", vault.as_str())],
+    println!(
+        "{:<30} {:<18} {:>8} {:>6} {:>8}",
+        "bin", "server", "version", "tools", "ms"
     );
-    let expected = Expected {
-        label: "  … memory clawbrain",
-        name: "clawbrain",
-        tools: CLAWBRAIN_TOOLS.len(),
-        tool_names: Some(&CLAWBRAIN_TOOLS),
-    };
-    probe_one(server, &expected, &mut failures);
-    verdict(failures, "the memory bin's clawbrain mode answered")
+    let mut count = 0;
+    for entry in registry::entries() {
+        let dir = TempDir::new("probe");
+        let db = dir.db_path();
+        let vault = matches!(entry.store, Store::Vault).then(|| dir.path().join("memory"));
+        let args = entry.mode_args();
+        let label = [entry.bin]
+            .iter()
+            .chain(args)
+            .copied()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let server = launch(&Launch {
+            bin: entry.bin,
+            args,
+            db: &db,
+            vault,
+        });
+        probe_one(server, &label, entry, &mut failures);
+        count += 1;
+    }
+    verdict(failures, &format!("all {count} servers answered"))
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
-//! A liveness supervisor that keeps the four servers' in-process path honest: every few seconds it
-//! builds each server over the shared database and probes it with an in-memory MCP client
-//! (`initialize` + `tools/list`, both ends closed), printing one line per server.
+//! A liveness supervisor that keeps every server's in-process path honest: every few seconds it
+//! builds each server ([`SERVER_NAMES`]) over the shared database (ClawBrain over the vault
+//! `memory/` beside it) and probes it with an in-memory MCP client (`initialize` + `tools/list`,
+//! both ends closed), printing one line per server.
 //!
 //! ```sh
 //! cargo run -p clawboo-core --example supervisor -- [--db PATH] [--every SECS] [--once]
@@ -14,8 +15,8 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clawboo_core::{
-    Db, Embeddings, McpServer, SERVER_NAMES, ToolsOptions, memory_server, probe, tasks_server,
-    teamchat_server, tools_server,
+    Db, Embeddings, McpServer, SERVER_NAMES, ToolsOptions, clawbrain_server, memory_server, probe,
+    tasks_server, teamchat_server, tools_server,
 };
 
 /// How long one probe may take before the server counts as down.
@@ -53,13 +54,21 @@ fn parse_args() -> Result<Args, String> {
 
 /// A fresh server of `name` over its own connection to the database: a probe is one session.
 fn build(name: &str, db: &std::path::Path) -> Result<McpServer, String> {
+    if name == "clawbrain" {
+        let vault = db
+            .parent()
+            .unwrap_or(std::path::Path::new("."))
+            .join("memory");
+        return clawbrain_server(&vault, "supervisor").map_err(|e| e.to_string());
+    }
     let db = Db::open(db).map_err(|e| e.to_string())?;
-    Ok(match name {
-        "tasks" => tasks_server(db, None),
-        "memory" => memory_server(db, &Embeddings::off(), None),
-        "tools" => tools_server(db, ToolsOptions::default()),
-        _ => teamchat_server(db, None),
-    })
+    match name {
+        "tasks" => Ok(tasks_server(db, None)),
+        "memory" => Ok(memory_server(db, &Embeddings::off(), None)),
+        "tools" => Ok(tools_server(db, ToolsOptions::default())),
+        "teamchat" => Ok(teamchat_server(db, None)),
+        other => Err(format!("no constructor for server {other:?}")),
+    }
 }
 
 /// Probes every server once; whether all of them answered.

@@ -13,7 +13,8 @@
 //! one is a TOML table whose header comment is a TOML `#` comment; the OpenClaw one is a member of
 //! `mcp.servers` in `openclaw.json`, which OpenClaw reads as JSON5, so its comment lines are `//`
 //! (a `#` line makes OpenClaw refuse the whole file).
-//! Decisions: stdio runs the native bin directly (`command` = the bin, `args` = `[]`); the Codex
+//! Decisions: stdio runs the native bin directly (`command` = the bin, `args` = the arguments that
+//! select the server on it: `[]` for a bin's own server, `["clawbrain"]` for ClawBrain); the Codex
 //! header names `~/.codex/config.toml` for both transports; the HTTP URL carries the binding as query
 //! parameters like the reference and, given the install's binding key, a signature `sig` over them
 //! (what `serve` requires by default). OpenClaw's snippet also offers, in a comment, the same entry
@@ -168,6 +169,7 @@ pub fn attach_config(request: &AttachRequest) -> AttachConfig {
             env.extend(Binding::from_scope(request.server, &request.scope).env_pairs());
             Entry::Stdio {
                 bin: &request.bin_path,
+                args: request.server.mode_args(),
                 env,
             }
         }
@@ -191,6 +193,7 @@ pub fn attach_config(request: &AttachRequest) -> AttachConfig {
 enum Entry<'a> {
     Stdio {
         bin: &'a str,
+        args: &'static [&'static str],
         env: Vec<(&'static str, String)>,
     },
     Http(String),
@@ -202,9 +205,9 @@ impl Entry<'_> {
     fn server_object(&self) -> Map<String, Value> {
         let mut server = Map::new();
         match self {
-            Entry::Stdio { bin, env } => {
+            Entry::Stdio { bin, args, env } => {
                 server.insert("command".into(), json!(bin));
-                server.insert("args".into(), json!([]));
+                server.insert("args".into(), json!(args));
                 if !env.is_empty() {
                     let vars = env
                         .iter()
@@ -224,14 +227,15 @@ impl Entry<'_> {
 /// `claude mcp add …` (one shell command) and the `.mcp.json` / `claude mcp add-json` object.
 fn claude_code(id: &str, entry: &Entry) -> (String, Value, Option<String>) {
     let (kind, snippet) = match entry {
-        Entry::Stdio { bin, env } => {
+        Entry::Stdio { bin, args, env } => {
             let flags: String = env
                 .iter()
                 .map(|(k, v)| format!(" -e {}", shell_word(&format!("{k}={v}"))))
                 .collect();
+            let words: String = args.iter().map(|a| format!(" {}", shell_word(a))).collect();
             (
                 "stdio",
-                format!("claude mcp add {id}{flags} -- {}", shell_word(bin)),
+                format!("claude mcp add {id}{flags} -- {}{words}", shell_word(bin)),
             )
         }
         Entry::Http(url) => (
@@ -252,9 +256,10 @@ fn codex(id: &str, entry: &Entry, auto_approve: bool) -> (String, Value, Option<
         format!("[mcp_servers.{id}]"),
     ];
     match entry {
-        Entry::Stdio { bin, env } => {
+        Entry::Stdio { bin, args, env } => {
             lines.push(format!("command = {}", toml_string(bin)));
-            lines.push("args = []".to_owned());
+            let args: Vec<String> = args.iter().map(|a| toml_string(a)).collect();
+            lines.push(format!("args = [{}]", args.join(", ")));
             if !env.is_empty() {
                 let pairs: Vec<String> = env
                     .iter()

@@ -1,9 +1,16 @@
 //! Bindings: who a session works for, as set by whoever started it — never by the model.
 //!
-//! Owns: the four server kinds, the names of every binding variable (environment, for stdio) and
-//! URL query parameter (for Streamable HTTP), the one rule for blank values ([`given`]), and one
-//! binding type per server, read from the environment or a URL query and written back for
-//! `attach` (environment pairs for a spawned bin, query pairs for an HTTP URL).
+//! Owns: the server kinds (the key of the registry of servers, `servers::registry`, which says
+//! everything else about each), the names of every binding variable (environment, for stdio) and
+//! URL query parameter (for Streamable HTTP), which of them each kind reads, the one rule for blank
+//! values ([`given`]), and one binding type per server, read from the environment or a URL query
+//! and written back for `attach` (environment pairs for a spawned bin, query pairs for an HTTP URL).
+//!
+//! Why the kinds live here and not in the registry: this module and `attach` are leaves, read by
+//! every layer, and a session's binding is a leaf fact; building a server is not. So a kind's short
+//! name, its binding fields and the arguments that select it on its bin are here (every `match`
+//! is exhaustive, so the compiler names each line a new kind needs), and its registry entry holds
+//! the rest.
 //!
 //! Guarantees: a binding read from the environment and the same binding read from the URL that
 //! `attach` writes are equal (one table of [`Field`]s serves both directions); blank means unset
@@ -91,8 +98,9 @@ pub struct UnknownName {
     pub expected: &'static str,
 }
 
-/// One of the four servers.
+/// One of the servers: the four over the shared database, and ClawBrain over its vault.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ServerKind {
     /// The kanban board.
     Tasks,
@@ -102,24 +110,38 @@ pub enum ServerKind {
     Tools,
     /// The team room.
     Teamchat,
+    /// The credit-weighted markdown vault (seed 002), served by `clawboo-mcp-memory clawbrain`.
+    ClawBrain,
 }
 
 impl ServerKind {
-    /// The four servers, in the reference's order.
-    pub const ALL: [ServerKind; 4] = [
+    /// Every server: the reference's four in its order, then ClawBrain.
+    pub const ALL: [ServerKind; 5] = [
         ServerKind::Tasks,
         ServerKind::Memory,
         ServerKind::Tools,
         ServerKind::Teamchat,
+        ServerKind::ClawBrain,
     ];
 
-    /// The short name: `tasks`, `memory`, `tools`, `teamchat` (also the HTTP mount's last segment).
+    /// The short name: `tasks`, `memory`, `tools`, `teamchat`, `clawbrain` (also the HTTP mount's
+    /// last segment).
     pub const fn as_str(self) -> &'static str {
         match self {
             ServerKind::Tasks => "tasks",
             ServerKind::Memory => "memory",
             ServerKind::Tools => "tools",
             ServerKind::Teamchat => "teamchat",
+            ServerKind::ClawBrain => "clawbrain",
+        }
+    }
+
+    /// The arguments that make a bin serve this kind over stdio: none for a bin's own server,
+    /// `clawbrain` for ClawBrain (its bin is `clawboo-mcp-memory`).
+    pub(crate) const fn mode_args(self) -> &'static [&'static str] {
+        match self {
+            ServerKind::ClawBrain => &["clawbrain"],
+            _ => &[],
         }
     }
 
@@ -135,7 +157,15 @@ impl ServerKind {
             ServerKind::Memory => &[SCOPE_TEAM, SCOPE_AGENT, SCOPE_TENANT],
             ServerKind::Tools => &[SCOPE_AGENT, SCOPE_TENANT],
             ServerKind::Teamchat => &[ROOM_TEAM, AUTHOR_AGENT],
+            // The vault is the host's, never a session's: nothing to bind.
+            ServerKind::ClawBrain => &[],
         }
+    }
+
+    /// The short names, comma-separated (what an unknown name is told to choose from).
+    fn names() -> &'static str {
+        static NAMES: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+        NAMES.get_or_init(|| ServerKind::ALL.map(ServerKind::as_str).join(", "))
     }
 }
 
@@ -148,7 +178,7 @@ impl FromStr for ServerKind {
             .ok_or_else(|| UnknownName {
                 what: "server",
                 given: s.to_owned(),
-                expected: "tasks, memory, tools, teamchat",
+                expected: ServerKind::names(),
             })
     }
 }
@@ -187,6 +217,7 @@ impl Scope {
 pub struct Binding {
     server: ServerKind,
     values: Vec<(Field, String)>,
+    token_name: Option<String>,
 }
 
 impl Binding {
@@ -200,7 +231,11 @@ impl Binding {
         if server == ServerKind::Teamchat && values.len() < server.fields().len() {
             values.clear();
         }
-        Self { server, values }
+        Self {
+            server,
+            values,
+            token_name: None,
+        }
     }
 
     /// `server`'s binding in this process's environment (stdio).
@@ -228,6 +263,18 @@ impl Binding {
     /// Whether no field is set (an unbound session).
     pub fn is_unbound(&self) -> bool {
         self.values.is_empty()
+    }
+
+    /// This binding for a session opened with the HTTP token named `name` (the host's
+    /// `Caller`); not a binding field: it names who connected, not whom the session acts for.
+    pub(crate) fn with_token_name(mut self, name: &str) -> Self {
+        self.token_name = Some(name.to_owned());
+        self
+    }
+
+    /// The name of the HTTP token the session was opened with, if any.
+    pub(crate) fn token_name(&self) -> Option<&str> {
+        self.token_name.as_deref()
     }
 
     /// The value of `field`, if bound.
@@ -363,12 +410,22 @@ pub fn form_encode(value: &str) -> String {
 /// Decodes one form-encoded component (`+` → space, `%XX` → byte); a malformed escape stays as
 /// typed and bytes that are not UTF-8 become U+FFFD.
 fn form_decode(text: &str) -> String {
+    percent_decode(text, true)
+}
+
+/// Decodes one URL path segment once (`%XX` → byte, `+` stays); a malformed escape stays as
+/// typed and bytes that are not UTF-8 become U+FFFD.
+pub fn path_decode(text: &str) -> String {
+    percent_decode(text, false)
+}
+
+fn percent_decode(text: &str, plus_is_space: bool) -> String {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
-            b'+' => out.push(b' '),
+            b'+' if plus_is_space => out.push(b' '),
             b'%' => {
                 let hex = bytes
                     .get(i + 1..i + 3)

@@ -23,7 +23,8 @@
 //! - [`SERVER_NAMES`] and [`VERSION`].
 //!
 //! The `internal` module (hidden from these docs) holds what only this workspace's own bins and
-//! `cargo xtask` use; it is not API and may change in any release.
+//! `cargo xtask` use (among it the registry of servers, the one list the bins, `serve`, the probes
+//! and the tests read); it is not API and may change in any release.
 //!
 //! # Over stdio
 //!
@@ -54,7 +55,8 @@
 //!     let binding = TasksBinding { team_id: "team-a".into() };
 //!     let server = tasks_server(Db::open_in_memory()?, Some(binding));
 //!     let client = connect_in_memory(server).await?;
-//!     assert_eq!(client.list_tools().await?.len(), 12);
+//!     let listed = client.list_tools().await?;
+//!     assert!(listed.iter().any(|tool| tool.name == "create_task"));
 //!     let created = client
 //!         .call_tool("create_task", json!({ "title": "Write the release notes" }))
 //!         .await?;
@@ -120,6 +122,7 @@
 //! bins run and `host` the HTTP host of their `serve` command (it mounts [`McpHttpService`] too).
 //! Every module is private; this root chooses what is public.
 
+mod args;
 mod attach;
 mod binding;
 mod board;
@@ -159,14 +162,18 @@ pub use servers::{
 pub use signature::{BindingKey, KeyError};
 pub use teamchat::{PeerPost, format_peer_post};
 
-/// The four servers' short names, in the reference's order: `tasks`, `memory`, `tools`,
-/// `teamchat` (each is also [`ServerKind::as_str`] and the last segment of its HTTP mount).
-pub const SERVER_NAMES: [&str; 4] = [
-    ServerKind::ALL[0].as_str(),
-    ServerKind::ALL[1].as_str(),
-    ServerKind::ALL[2].as_str(),
-    ServerKind::ALL[3].as_str(),
-];
+/// Every server's short name, in [`ServerKind::ALL`]'s order: `tasks`, `memory`, `tools`,
+/// `teamchat` (the reference's four, in its order), then `clawbrain` (each is also
+/// [`ServerKind::as_str`] and the last segment of its HTTP mount).
+pub const SERVER_NAMES: [&str; ServerKind::ALL.len()] = {
+    let mut names = [""; ServerKind::ALL.len()];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = ServerKind::ALL[i].as_str();
+        i += 1;
+    }
+    names
+};
 
 /// The version every server advertises in `initialize` and every bin reports: this crate's.
 pub const VERSION: &str = mcp::SERVER_VERSION;
@@ -179,6 +186,14 @@ pub mod internal {
     /// The bins' front door. Not API.
     pub mod cli {
         pub use crate::cli::*;
+    }
+    /// The one argument parser of every front door (the bins and xtask). Not API.
+    pub mod args {
+        pub use crate::args::*;
+    }
+    /// The registry of servers (names, bins, tools, how each is built). Not API.
+    pub mod registry {
+        pub use crate::servers::registry::*;
     }
     /// The kanban repository. Not API.
     pub mod board {

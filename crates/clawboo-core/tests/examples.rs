@@ -1,9 +1,13 @@
-//! The examples as a smoke test: they build, the supervisor's `--once` round finds the four
-//! servers up, and the stdio example answers MCP over its stdin/stdout as a spawned server does.
+//! The examples as a smoke test: they build, the supervisor's `--once` round finds every server
+//! up, and the stdio example answers MCP over its stdin/stdout as a spawned server does.
 
 use std::path::PathBuf;
 use std::process::Command;
 
+use clawboo_core::{
+    Db, Embeddings, SERVER_NAMES, ToolsOptions, clawbrain_server, memory_server, tasks_server,
+    teamchat_server, tools_server,
+};
 use clawboo_tests::{Server, TempDir, workspace_root};
 use serde_json::json;
 
@@ -26,8 +30,22 @@ fn example(name: &str) -> PathBuf {
         .join(format!("{name}{}", std::env::consts::EXE_SUFFIX))
 }
 
+/// How many tools the server `name` lists, built with the public constructors in `dir`.
+fn listed_tools(name: &str, dir: &TempDir) -> usize {
+    let db = || Db::open(&dir.path().join("count.db")).unwrap();
+    let server = match name {
+        "tasks" => tasks_server(db(), None),
+        "memory" => memory_server(db(), &Embeddings::off(), None),
+        "tools" => tools_server(db(), ToolsOptions::default()),
+        "teamchat" => teamchat_server(db(), None),
+        "clawbrain" => clawbrain_server(&dir.path().join("count-vault"), "count").unwrap(),
+        other => panic!("no constructor for {other}"),
+    };
+    server.tool_names().len()
+}
+
 #[test]
-fn the_supervisor_finds_the_four_servers_up_in_one_round() {
+fn the_supervisor_finds_every_server_up_in_one_round() {
     let dir = TempDir::new("example-supervisor");
     let db = dir.db_path();
     let out = Command::new(example("supervisor"))
@@ -42,24 +60,25 @@ fn the_supervisor_finds_the_four_servers_up_in_one_round() {
         "{stdout}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let counts: Vec<(String, String)> = stdout
+    let rows: Vec<(String, String, String)> = stdout
         .lines()
         .map(|line| {
             let words: Vec<&str> = line.split_whitespace().collect();
-            (words[0].to_owned(), words[2].to_owned())
+            (
+                words[0].to_owned(),
+                words[1].to_owned(),
+                words[2].to_owned(),
+            )
         })
         .collect();
-    let expected = [
-        ("tasks", "12"),
-        ("memory", "3"),
-        ("tools", "3"),
-        ("teamchat", "2"),
-    ];
-    let expected: Vec<(String, String)> = expected
+    let expected: Vec<(String, String, String)> = SERVER_NAMES
         .iter()
-        .map(|(n, c)| ((*n).to_owned(), (*c).to_owned()))
+        .map(|name| {
+            let tools = listed_tools(name, &dir);
+            ((*name).to_owned(), "up".to_owned(), tools.to_string())
+        })
         .collect();
-    assert_eq!(counts, expected, "{stdout}");
+    assert_eq!(rows, expected, "{stdout}");
     let bad = Command::new(example("supervisor"))
         .arg("--every")
         .output()

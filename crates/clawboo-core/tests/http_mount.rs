@@ -158,7 +158,7 @@ async fn the_service_answers_under_the_host_s_own_prefix_with_a_binding_from_the
         .as_array()
         .unwrap()
         .len();
-    assert_eq!(tools, 12);
+    assert_eq!(tools, 13);
     let created = send(
         addr,
         "POST",

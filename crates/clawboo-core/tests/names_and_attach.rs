@@ -7,8 +7,11 @@ use clawboo_core::{
 };
 
 #[test]
-fn server_names_are_the_four_kinds_in_the_reference_order() {
-    assert_eq!(SERVER_NAMES, ["tasks", "memory", "tools", "teamchat"]);
+fn server_names_are_the_references_four_in_its_order_then_clawbrain() {
+    assert_eq!(
+        SERVER_NAMES,
+        ["tasks", "memory", "tools", "teamchat", "clawbrain"]
+    );
     for (name, kind) in SERVER_NAMES.iter().zip(ServerKind::ALL) {
         assert_eq!(name.parse::<ServerKind>(), Ok(kind));
         assert_eq!(kind.id(), format!("clawboo-{name}"));
@@ -17,7 +20,7 @@ fn server_names_are_the_four_kinds_in_the_reference_order() {
     assert!(
         unknown
             .to_string()
-            .contains("tasks, memory, tools, teamchat"),
+            .contains("tasks, memory, tools, teamchat, clawbrain"),
         "{unknown}"
     );
 }

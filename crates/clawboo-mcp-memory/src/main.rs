@@ -1,4 +1,5 @@
-//! `clawboo-mcp-memory`: the memory MCP server (`clawboo-memory`) over stdio.
+//! `clawboo-mcp-memory`: the memory MCP server (`clawboo-memory`) over stdio, `serve` over HTTP and
+//! `attach`; what it is and which commands it has come from the registry of servers.
 //!
 //! Unbound by default: the model's `scopeTeamId` / `scopeAgentId` arguments are the scope. When the
 //! client's config sets any of `CLAWBOO_SCOPE_TEAM_ID`, `CLAWBOO_SCOPE_AGENT_ID`,
@@ -7,30 +8,13 @@
 //!
 //! `clawboo-mcp-memory clawbrain` serves ClawBrain instead (the credit-weighted markdown vault in
 //! `MEMORY_DIR`, server `clawbrain`); `clawbrain feedback|decay|compact|digest` are its commands
-//! for scripts and hooks.
+//! for scripts and hooks; `serve --vault DIR` (or `MEMORY_DIR`) mounts it over HTTP too.
 
 use std::process::ExitCode;
 
 use clawboo_core::ServerKind;
-use clawboo_core::internal::cli::{self, BinInfo};
-
-const INFO: BinInfo = BinInfo {
-    bin: "clawboo-mcp-memory",
-    server: ServerKind::Memory,
-    summary: "The Clawboo shared memory as MCP tools: facts and versioned procedures, searched by words or meaning.",
-    env_help: "    CLAWBOO_SCOPE_TEAM_ID    bind reads and saves to this team (scope arguments are ignored)\n    \
-               CLAWBOO_SCOPE_AGENT_ID   bind reads to this agent's and shared facts\n    \
-               CLAWBOO_SCOPE_TENANT_ID  bind reads and saves to this tenant\n    \
-               OLLAMA_HOST              Ollama for embeddings (default http://127.0.0.1:11434)\n    \
-               OPENAI_API_KEY           OpenAI embeddings when Ollama is unreachable (OPENAI_BASE_URL to redirect)\n    \
-               CLAWBOO_EMBED_MODEL      the embedding model (default nomic-embed-text / text-embedding-3-small)\n    \
-               CLAWBOO_EMBEDDINGS=off   full-text search only\n    \
-               MEMORY_DIR               clawbrain: the vault folder (default ./memory)\n    \
-               SESSION_ID               clawbrain: the session retrievals and feedback belong to\n",
-};
+use clawboo_core::internal::cli;
 
 fn main() -> ExitCode {
-    cli::run_with_commands(&INFO, &cli::clawbrain::usage(INFO.bin), |args| {
-        cli::clawbrain::mode(&INFO, args)
-    })
+    cli::run(ServerKind::Memory)
 }

@@ -1,340 +1,40 @@
 //! The realistic corpus of `cargo xtask bench`: ordinary English technical sentences, built at
-//! bench time from text already on the machine, with natural queries and a relevance probe; and
-//! the benchmarks that use it (full-text latency and recall@10, vector and hybrid latency over
-//! every fact embedded with 768 dimensions, `memory_save` rate), plus pipelined `ping`
-//! throughput. A child of `bench` (it adds rows to its table).
+//! bench time from text already on the machine, with natural queries and probes of several kinds.
+//! The rows that use it are in `search` (and any other corpus of facts and queries-with-kinds can
+//! be given to the same rows).
 //!
 //! Owns: gathering sentences (the doc comments of the crates in the local cargo registry, then the
 //! prose of the Rust toolchain's HTML docs under `rustc --print sysroot`/share/doc), splitting them
 //! into sentences of 6 to 60 words, a deterministic shuffle, and the workloads drawn from them:
-//! facts (title: where the sentence came from, content: the sentence), queries (a window of 4–7
-//! consecutive words, stop words included, from a sentence held back from the store) and probes
-//! (5 consecutive words of a stored fact: is that fact in the top 10?).
+//! facts (title: where the sentence came from, content: the sentence), natural queries (a window of
+//! 4–7 consecutive words, stop words included, from a sentence held back from the store: no
+//! target) and probes, each with the stored fact it should find in the top 10, of four kinds:
+//! - `words`: 5 consecutive words of the fact;
+//! - `forms`: 5 consecutive words with each content word that has another form in the corpus
+//!   (`-s`, `-ed`, `-ing`, `-ion`, `-ation`, `-ment`…) put in that form;
+//! - `typo`: 5 consecutive words with the longest content word (5 letters or more) misspelt by one
+//!   edit (a letter dropped, added, changed or two swapped, never the first) into a word the corpus
+//!   does not hold;
+//! - `question`: three of the fact's content words, in order, in a question ("how do I …?").
 //!
 //! Guarantees: offline, deterministic for a given machine (files are read in sorted order), and
 //! bounded (reading stops once enough distinct sentences are found). Must never: fetch anything.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use anyhow::{Context, bail};
-use clawboo_core::Db;
-use clawboo_core::internal::memory::{self, embed};
-use clawboo_tests::{Rng, Server, TempDir, bin_path, loopback};
-use serde_json::{Value, json};
+use clawboo_tests::Rng;
 
-use super::{Row, Subject, measure, median, ms, offers};
-
-/// Dimensions of the bench's stand-in embeddings (nomic-embed-text's).
-pub(super) const DIMS: usize = 768;
-
-/// Adds the rows of this module to `rows`.
-pub(super) fn add_rows(
-    subjects: &[Subject],
-    quick: bool,
-    rows: &mut Vec<Row>,
-) -> anyhow::Result<()> {
-    let (facts, searches, pings, saves) = if quick {
-        (10_000, 50, 2_000, 200)
-    } else {
-        (100_000, 300, 20_000, 2_000)
-    };
-    rows.push(measure(
-        subjects,
-        &format!("ping pipelined, {pings} messages"),
-        "msgs/s",
-        3,
-        |s| ping_rate(s, pings),
-    )?);
-    rows.push(measure(
-        subjects,
-        "memory_save round trips",
-        "saves/s",
-        3,
-        |s| save_rate(s, saves),
-    )?);
-    eprintln!("  building the realistic corpus ({facts} facts)…");
-    let corpus = build(facts, searches, searches)?;
-    let dir = TempDir::new("bench-corpus");
-    let db = dir.db_path();
-    {
-        let db = Db::open(&db)?;
-        memory::seed_facts(
-            &db.conn(),
-            corpus.facts.iter().map(|(t, c)| (t.as_str(), c.as_str())),
-        )?;
-    }
-    let ids = fact_ids(&db)?;
-    for (stat, unit) in [("p50", "ms"), ("p95", "ms")] {
-        rows.push(measure(
-            subjects,
-            &format!("memory_search fts realistic, {facts} facts, {stat}"),
-            unit,
-            1,
-            |s| {
-                let latencies = search_latencies(s, &db, &[], &corpus.queries, "fts")?;
-                Ok(latencies.map(|l| percentile(l, if stat == "p50" { 50 } else { 95 })))
-            },
-        )?);
-    }
-    rows.push(measure(
-        subjects,
-        &format!("memory_search fts recall@10, five words of a fact, {facts} facts"),
-        "share",
-        1,
-        |s| recall(s, &db, &corpus, &ids),
-    )?);
-    let stand_in = embedder();
-    let env = [("OLLAMA_HOST", stand_in.base.as_str())];
-    embed_all(&db, &env)?;
-    for mode in ["vector", "hybrid"] {
-        rows.push(measure(
-            subjects,
-            &format!("memory_search {mode}, {facts} facts x {DIMS} dims, p50"),
-            "ms",
-            1,
-            |s| match s {
-                Subject::Ours => Ok(search_latencies(s, &db, &env, &corpus.queries, mode)?
-                    .map(|l| percentile(l, 50))),
-                Subject::Vs(_) => Ok(None),
-            },
-        )?);
-    }
-    Ok(())
-}
-
-/// `n` pings written at once; answers per second until the last arrives.
-fn ping_rate(subject: &Subject, n: usize) -> anyhow::Result<Option<f64>> {
-    let dir = TempDir::new("bench-ping");
-    let mut server = subject.spawn("clawboo-mcp-tasks", &dir.db_path());
-    server.initialize();
-    let mut burst = Vec::new();
-    for id in 0..n {
-        burst.extend_from_slice(
-            json!({"jsonrpc": "2.0", "id": format!("p{id}"), "method": "ping"})
-                .to_string()
-                .as_bytes(),
-        );
-        burst.push(b'\n');
-    }
-    let started = Instant::now();
-    server.send_bytes(&burst);
-    let last = json!(format!("p{}", n - 1));
-    let mut answered = 0;
-    loop {
-        let message = server.read_message();
-        answered += 1;
-        if message["id"] == last || answered >= n {
-            break;
-        }
-    }
-    let rate = n as f64 / started.elapsed().as_secs_f64();
-    server.close();
-    Ok(Some(rate))
-}
-
-/// `n` `memory_save` calls one after another on a fresh store (no embeddings).
-fn save_rate(subject: &Subject, n: usize) -> anyhow::Result<Option<f64>> {
-    let dir = TempDir::new("bench-save");
-    let mut server = subject.spawn("clawboo-mcp-memory", &dir.db_path());
-    server.initialize();
-    if !offers(&mut server, "memory_save") {
-        return Ok(None);
-    }
-    let started = Instant::now();
-    for i in 0..n {
-        let reply = server.call(
-            "memory_save",
-            json!({"title": format!("note {i}"), "content": format!("the deploy of build {i} waits for the migration to finish")}),
-        );
-        if reply.is_error {
-            bail!("memory_save failed: {}", reply.text());
-        }
-    }
-    let rate = n as f64 / started.elapsed().as_secs_f64();
-    server.close();
-    Ok(Some(rate))
-}
-
-fn fact_ids(db: &Path) -> anyhow::Result<Vec<String>> {
-    let db = Db::open(db)?;
-    let conn = db.conn();
-    let mut rows = conn.prepare("SELECT id FROM memory_facts ORDER BY rowid")?;
-    let ids = rows
-        .query_map([], |r| r.get(0))?
-        .collect::<Result<Vec<String>, _>>()?;
-    Ok(ids)
-}
-
-fn spawn_memory(subject: &Subject, db: &Path, env: &[(&str, &str)]) -> Server {
-    let mut server = match subject {
-        Subject::Ours => Server::spawn_command(bin_path("clawboo-mcp-memory"), db, env),
-        Subject::Vs(_) => subject.spawn("clawboo-mcp-memory", db),
-    };
-    server.initialize();
-    server
-}
-
-/// The latency of each query (ms), after one warm-up search; `None` without `memory_search`.
-fn search_latencies(
-    subject: &Subject,
-    db: &Path,
-    env: &[(&str, &str)],
-    queries: &[String],
-    mode: &str,
-) -> anyhow::Result<Option<Vec<f64>>> {
-    let mut server = spawn_memory(subject, db, env);
-    if !offers(&mut server, "memory_search") {
-        return Ok(None);
-    }
-    let search = |server: &mut Server, query: &str| -> anyhow::Result<()> {
-        let reply = server.call(
-            "memory_search",
-            json!({"query": query, "mode": mode, "limit": 10}),
-        );
-        if reply.is_error {
-            bail!("memory_search failed: {}", reply.text());
-        }
-        if mode != "fts" && reply.blocks.len() > 1 {
-            bail!("memory_search {mode} degraded: {}", reply.blocks[1]);
-        }
-        Ok(())
-    };
-    search(&mut server, "warm up the index")?;
-    let mut latencies = Vec::with_capacity(queries.len());
-    for query in queries {
-        let started = Instant::now();
-        search(&mut server, query)?;
-        latencies.push(ms(started.elapsed()));
-    }
-    server.close();
-    Ok(Some(latencies))
-}
-
-/// The share of probes (five consecutive words of a stored fact) whose fact is in the top 10.
-fn recall(
-    subject: &Subject,
-    db: &Path,
-    corpus: &Corpus,
-    ids: &[String],
-) -> anyhow::Result<Option<f64>> {
-    let mut server = spawn_memory(subject, db, &[]);
-    if !offers(&mut server, "memory_search") {
-        return Ok(None);
-    }
-    let mut found = 0;
-    for (index, probe) in &corpus.probes {
-        let reply = server.call(
-            "memory_search",
-            json!({"query": probe, "mode": "fts", "limit": 10}),
-        );
-        let text = reply.text();
-        let hits: Value = serde_json::from_str(text).unwrap_or(Value::Null);
-        let listed = hits
-            .as_array()
-            .or_else(|| hits["results"].as_array())
-            .cloned()
-            .unwrap_or_default();
-        if listed.iter().any(|h| h["id"] == ids[*index].as_str()) {
-            found += 1;
-        }
-    }
-    server.close();
-    Ok(Some(found as f64 / corpus.probes.len() as f64))
-}
-
-fn percentile(mut values: Vec<f64>, pct: usize) -> f64 {
-    if pct == 50 {
-        return median(values).unwrap_or(0.0);
-    }
-    values.sort_by(f64::total_cmp);
-    values[(values.len() * pct / 100).min(values.len() - 1)]
-}
-
-/// A 768-dimension embedding of `text`: each word adds ±1 to two hashed dimensions, normalised;
-/// texts sharing words are similar, as with a real model.
-pub(super) fn embed_text(text: &str) -> Vec<f32> {
-    let mut v = vec![0.0f32; DIMS];
-    for word in text
-        .to_lowercase()
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-    {
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for b in word.bytes() {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-        for k in 0..2 {
-            let bits = h.rotate_left(k * 29);
-            let sign = if bits & (1 << 40) == 0 { 1.0 } else { -1.0 };
-            v[(bits % DIMS as u64) as usize] += sign;
-        }
-    }
-    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-    if norm > 0.0 {
-        v.iter_mut().for_each(|x| *x /= norm);
-    }
-    v
-}
-
-/// An Ollama stand-in on loopback answering [`embed_text`] vectors.
-pub(super) fn embedder() -> loopback::Loopback {
-    loopback::serve(|seen| {
-        let answer = if seen.line == "POST /api/embed" {
-            let request: Value = serde_json::from_str(&seen.body).unwrap_or(Value::Null);
-            let vectors: Vec<Vec<f32>> = request["input"]
-                .as_array()
-                .map(|t| {
-                    t.iter()
-                        .map(|t| embed_text(t.as_str().unwrap_or("")))
-                        .collect()
-                })
-                .unwrap_or_default();
-            json!({"model": request["model"], "embeddings": vectors})
-        } else {
-            json!({"models": [{"name": "nomic-embed-text:latest"}]})
-        };
-        (200, answer.to_string())
-    })
-}
-
-/// Gives every fact in `db` its stand-in vector, under the model id our memory bin stores with
-/// the stand-in (learnt by saving one fact through it).
-fn embed_all(db: &Path, env: &[(&str, &str)]) -> anyhow::Result<()> {
-    let mut server = spawn_memory(&Subject::Ours, db, env);
-    let reply = server.call(
-        "memory_save",
-        json!({"title": "model probe", "content": "which model embeds this"}),
-    );
-    server.close();
-    if reply.is_error {
-        bail!("memory_save failed: {}", reply.text());
-    }
-    let db = Db::open(db)?;
-    let conn = db.conn();
-    let model: Option<String> = conn.query_row(
-        "SELECT embedding_model FROM memory_facts WHERE title = 'model probe'",
-        [],
-        |r| r.get(0),
-    )?;
-    let model = model.context("the memory bin did not embed with the stand-in")?;
-    conn.execute_batch("BEGIN")?;
-    {
-        let mut rows = conn.prepare("SELECT rowid, content FROM memory_facts")?;
-        let all: Vec<(i64, String)> = rows
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-            .collect::<Result<_, _>>()?;
-        let mut set = conn.prepare(
-            "UPDATE memory_facts SET embedding = ?1, embedding_model = ?2 WHERE rowid = ?3",
-        )?;
-        for (rowid, content) in all {
-            set.execute((embed::to_blob(&embed_text(&content)), &model, rowid))?;
-        }
-    }
-    conn.execute_batch("COMMIT")?;
-    Ok(())
+/// A query of a corpus: its kind, its text, and the index of the fact it should find (none for a
+/// natural query, which is only timed).
+pub struct Query {
+    /// `natural`, `words`, `forms`, `typo`, `question`, or a held-out corpus's own.
+    pub kind: &'static str,
+    /// What is searched.
+    pub text: String,
+    /// The index in the facts of the fact it should find in the top 10.
+    pub target: Option<usize>,
 }
 
 /// Sentences held back from the store to make queries from.
@@ -344,13 +44,14 @@ const HELD_BACK: usize = 2_000;
 pub struct Corpus {
     /// (title, content) of every fact, in insertion order.
     pub facts: Vec<(String, String)>,
-    /// Natural queries: word windows of held-back sentences.
-    pub queries: Vec<String>,
-    /// (index of a stored fact, five consecutive words of it).
-    pub probes: Vec<(usize, String)>,
+    /// Natural queries, then the probes of each kind.
+    pub queries: Vec<Query>,
+    /// Held-back sentences (never stored), to make more facts from.
+    pub held: Vec<(String, String)>,
 }
 
-/// Builds a corpus of `facts` facts with `queries` queries and `probes` probes.
+/// Builds a corpus of `facts` facts with `queries` natural queries and `probes` probes of each
+/// kind.
 pub fn build(facts: usize, queries: usize, probes: usize) -> anyhow::Result<Corpus> {
     let wanted = facts + HELD_BACK;
     let mut sentences = Sentences::new(wanted);
@@ -382,27 +83,197 @@ pub fn build(facts: usize, queries: usize, probes: usize) -> anyhow::Result<Corp
     let mut rng = Rng::new(0xC0_4905);
     rng.shuffle(&mut all);
     let held: Vec<(String, String)> = all.split_off(facts);
-    let queries = (0..queries)
+    let mut asked: Vec<Query> = (0..queries)
         .map(|i| {
             let words = words_of(&held[i % held.len()].1);
             let len = (4 + rng.below(4)).min(words.len());
             let start = rng.below(words.len() - len + 1);
-            words[start..start + len].join(" ")
+            Query {
+                kind: "natural",
+                text: words[start..start + len].join(" "),
+                target: None,
+            }
         })
         .collect();
-    let probes = (0..probes)
-        .map(|_| {
+    let maker = ProbeMaker::new(&all);
+    for kind in ["words", "forms", "typo", "question"] {
+        let mut made = 0;
+        // Bounded: a fact that cannot make this kind is skipped, at most 20 tries a probe.
+        for _ in 0..probes * 20 {
+            if made == probes {
+                break;
+            }
             let index = rng.below(all.len());
-            let words = words_of(&all[index].1);
-            let start = rng.below(words.len() - 5 + 1);
-            (index, words[start..start + 5].join(" "))
-        })
-        .collect();
+            if let Some(text) = maker.make(kind, &all[index].1, &mut rng) {
+                asked.push(Query {
+                    kind,
+                    text,
+                    target: Some(index),
+                });
+                made += 1;
+            }
+        }
+    }
     Ok(Corpus {
         facts: all,
-        queries,
-        probes,
+        queries: asked,
+        held,
     })
+}
+
+/// Words a probe never alters or picks as content (the commonest English words).
+const STOP: &[&str] = &[
+    "a", "about", "all", "also", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by",
+    "can", "could", "do", "does", "for", "from", "has", "have", "how", "i", "if", "in", "into",
+    "is", "it", "its", "may", "more", "must", "no", "not", "of", "on", "one", "only", "or",
+    "other", "should", "so", "some", "such", "than", "that", "the", "their", "them", "then",
+    "there", "these", "they", "this", "to", "was", "we", "were", "what", "when", "which", "will",
+    "with", "would", "you", "your",
+];
+
+/// Suffixes that make another form of a word.
+const SUFFIXES: &[&str] = &[
+    "s", "es", "ed", "d", "ing", "ion", "ions", "ation", "ations", "ment", "ments",
+];
+
+/// Question templates; `{}` is three content words of the fact.
+const QUESTIONS: &[&str] = &[
+    "how do I {}?",
+    "what is the {}",
+    "why does {} fail?",
+    "where are {} documented?",
+    "can I {}",
+];
+
+/// Makes probes of each kind from stored facts, knowing the corpus's words.
+struct ProbeMaker {
+    /// Every lower-case word of the facts, with how many times it occurs.
+    vocabulary: HashMap<String, usize>,
+}
+
+impl ProbeMaker {
+    fn new(facts: &[(String, String)]) -> Self {
+        let mut vocabulary = HashMap::new();
+        for (_, content) in facts {
+            for word in words_of(content) {
+                *vocabulary.entry(word.to_lowercase()).or_insert(0) += 1;
+            }
+        }
+        Self { vocabulary }
+    }
+
+    fn known(&self, word: &str) -> bool {
+        self.vocabulary.contains_key(word)
+    }
+
+    /// A probe of `kind` for the fact `content`, or `None` when this fact cannot make one.
+    fn make(&self, kind: &str, content: &str, rng: &mut Rng) -> Option<String> {
+        let words = words_of(content);
+        let content_word =
+            |w: &str| w.len() >= 4 && w.chars().all(char::is_alphabetic) && !STOP.contains(&w);
+        match kind {
+            "question" => {
+                let picked: Vec<&str> = words
+                    .iter()
+                    .copied()
+                    .filter(|w| w.len() >= 3 && !STOP.contains(&w.to_lowercase().as_str()))
+                    .collect();
+                if picked.len() < 3 {
+                    return None;
+                }
+                let mut at: Vec<usize> = (0..picked.len()).collect();
+                rng.shuffle(&mut at);
+                let mut three = at[..3].to_vec();
+                three.sort();
+                let said: Vec<&str> = three.iter().map(|&i| picked[i]).collect();
+                Some(rng.pick(QUESTIONS).replace("{}", &said.join(" ")))
+            }
+            _ => {
+                let start = rng.below(words.len() - 5 + 1);
+                let mut window: Vec<String> = words[start..start + 5]
+                    .iter()
+                    .map(|w| (*w).to_owned())
+                    .collect();
+                match kind {
+                    "forms" => {
+                        let mut changed = false;
+                        for word in &mut window {
+                            let lower = word.to_lowercase();
+                            if !content_word(&lower) {
+                                continue;
+                            }
+                            let others = self.other_forms(&lower);
+                            if !others.is_empty() {
+                                *word = rng.pick(&others).clone();
+                                changed = true;
+                            }
+                        }
+                        changed.then(|| window.join(" "))
+                    }
+                    "typo" => {
+                        let at = (0..window.len())
+                            .filter(|&i| {
+                                let lower = window[i].to_lowercase();
+                                lower.len() >= 5 && content_word(&lower) && lower.is_ascii()
+                            })
+                            .max_by_key(|&i| window[i].len())?;
+                        let lower = window[at].to_lowercase();
+                        let misspelt = (0..20)
+                            .map(|_| misspell(&lower, rng))
+                            .find(|m| *m != lower && !self.known(m))?;
+                        window[at] = misspelt;
+                        Some(window.join(" "))
+                    }
+                    _ => Some(window.join(" ")),
+                }
+            }
+        }
+    }
+
+    /// Other forms of `word` (lower-case) that the corpus holds at least twice, sorted.
+    fn other_forms(&self, word: &str) -> Vec<String> {
+        let mut bases = vec![word.to_owned()];
+        for suffix in SUFFIXES {
+            if let Some(base) = word.strip_suffix(suffix).filter(|b| b.len() >= 3) {
+                bases.push(base.to_owned());
+                bases.push(format!("{base}e"));
+                let b = base.as_bytes();
+                if b.len() > 3 && b[b.len() - 1] == b[b.len() - 2] {
+                    bases.push(base[..base.len() - 1].to_owned());
+                }
+            }
+        }
+        let mut forms: Vec<String> = Vec::new();
+        for base in &bases {
+            forms.push(base.clone());
+            for suffix in SUFFIXES {
+                forms.push(format!("{base}{suffix}"));
+                if let Some(stem) = base.strip_suffix('e') {
+                    forms.push(format!("{stem}{suffix}"));
+                }
+            }
+        }
+        forms.sort();
+        forms.dedup();
+        forms.retain(|f| f != word && self.vocabulary.get(f).is_some_and(|&n| n >= 2));
+        forms
+    }
+}
+
+/// `word` (ASCII, 5 letters or more) with one edit at a position after the first letter.
+fn misspell(word: &str, rng: &mut Rng) -> String {
+    let mut letters: Vec<u8> = word.bytes().collect();
+    let at = 1 + rng.below(letters.len() - 2);
+    let letter = b'a' + rng.below(26) as u8;
+    match rng.below(4) {
+        0 => {
+            letters.remove(at);
+        }
+        1 => letters.swap(at, at + 1),
+        2 => letters[at] = letter,
+        _ => letters.insert(at, letter),
+    }
+    String::from_utf8(letters).unwrap_or_else(|_| word.to_owned())
 }
 
 /// The words of a sentence as a person would type them (punctuation dropped).

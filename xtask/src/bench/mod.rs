@@ -4,21 +4,27 @@
 //! `tools/list` answered) per server; round trips per second of `get_task` and `memory_search` on
 //! one connection; claims per second with 8 processes racing over 1000 tasks (and the proof that
 //! each task was won exactly once); `memory_search` latency with 10k and 100k facts; peak RSS per
-//! server after a burst of its typical calls; from `corpus`, pipelined `ping` throughput,
-//! `memory_save` rate and memory search on a realistic corpus; the scrubber's throughput
+//! server after a burst of its typical calls; from `realistic`, pipelined `ping` throughput,
+//! `memory_save` rate and memory search on a realistic corpus (latency, recall@10 per kind of
+//! query, the first query of a fresh process, vector and hybrid, and a million facts); the
+//! scrubber's throughput
 //! ([`scrub`]); ClawBrain's search and store ([`clawbrain`]); 16 sessions
-//! over HTTP against 16 stdio processes ([`http`]); the vector index at 100k and 1M facts, the
+//! over HTTP against 16 stdio processes ([`http`]); the CPU of a host with 100 waiting subscribers
+//! and the wake-up latency of a waiting call ([`wait`]); the vector index at 100k and 1M facts, the
 //! first query of a fresh process, and paraphrase recall ([`vectors`]). Prints a table and writes
 //! `target/bench/bench.json`. `cargo xtask bench-vectors [--quick]` runs the vector rows alone.
 //!
 //! `--vs 'COMMAND'` (repeatable) runs a comparison stdio MCP server (e.g. the reference's bin) in the
 //! same invocation, alternating runs with ours, on the same database files, for every benchmark
-//! whose tools it lists, and prints the ratios. `--quick` shrinks every workload for a smoke run.
+//! whose tools it lists, and prints the ratios. `--quick` shrinks every workload for a smoke run
+//! (and leaves out the million facts). `--memory` runs the memory search rows only (the vector
+//! index's included).
 //!
 //! This module runs the benchmarks and reports them (the table and `bench.json`); the workloads
 //! live beside it: `stdio` (cold start, round trips, the claim race, peak RSS), `facts` (the
-//! synthetic memory worst case), `corpus` (the realistic corpus), `vectors` (the vector index),
-//! `http`, `clawbrain`, `scrub`.
+//! synthetic memory worst case), `corpus` (the realistic corpus and its queries), `realistic` (the
+//! rows over it, or over any corpus of facts and queries-with-kinds), `vectors` (the vector index),
+//! `http`, `clawbrain`, `scrub`, `wait`.
 //!
 //! Must never: assert on a time; a benchmark reports, tests decide.
 
@@ -29,15 +35,18 @@ use anyhow::Context;
 use clawboo_tests::{Server, TempDir, bin_path, target_dir};
 use serde_json::{Value, json};
 
-use crate::probe::{self, EXPECTED};
+use crate::probe;
 
 mod clawbrain;
+mod console;
 mod corpus;
 mod facts;
 mod http;
+mod realistic;
 pub mod scrub;
 mod stdio;
 mod vectors;
+mod wait;
 
 use self::facts::{search_latency, search_rate, seed_facts};
 use self::stdio::{RACERS, RSS_CALLS, cold_start, get_task_rate, peak_rss, race, rss_workload};
@@ -146,26 +155,11 @@ impl Row {
     }
 }
 
-/// `cargo xtask bench [--quick] [--vs 'COMMAND']...`.
-pub fn run(args: &[String]) -> anyhow::Result<()> {
-    let mut quick = false;
-    let mut vs = Vec::new();
-    let mut rest = args.iter();
-    while let Some(arg) = rest.next() {
-        match arg.as_str() {
-            "--quick" => quick = true,
-            "--vs" => vs.push(Subject::Vs(
-                rest.next()
-                    .ok_or_else(|| crate::usage("--vs needs a command".into()))?
-                    .clone(),
-            )),
-            other => {
-                return Err(crate::usage(format!(
-                    "unexpected argument {other:?}; usage: cargo xtask bench [--quick] [--vs 'COMMAND']..."
-                )));
-            }
-        }
-    }
+/// `cargo xtask bench [--quick] [--memory] [--vs 'COMMAND']...` (the flags read by `main`):
+/// `quick` shrinks every workload, `memory_only` runs only the memory_search rows, each of `vs` is
+/// a comparison server's command.
+pub fn run(quick: bool, memory_only: bool, vs: Vec<String>) -> anyhow::Result<()> {
+    let vs: Vec<Subject> = vs.into_iter().map(Subject::Vs).collect();
     probe::build_bins("release")?;
     let sizes = Sizes::new(quick);
     let mut subjects = vec![Subject::Ours];
@@ -173,48 +167,9 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     let started = Instant::now();
     let mut rows = Vec::new();
 
-    for (bin, _, _) in EXPECTED {
-        let tool = first_tool_of(bin)?;
-        rows.push(measure(
-            &subjects,
-            &format!("cold start {bin}"),
-            "ms",
-            sizes.cold_runs,
-            |s| cold_start(s, bin, tool.as_deref()),
-        )?);
+    if !memory_only {
+        server_rows(&subjects, &sizes, &mut rows)?;
     }
-    rows.push(measure(
-        &subjects,
-        "get_task round trips",
-        "calls/s",
-        sizes.round_trip_runs,
-        |s| get_task_rate(s, sizes.round_trip_calls),
-    )?);
-    let per_session = (sizes.round_trip_calls / 10).max(10);
-    rows.push(measure(
-        &subjects,
-        &format!("get_task, {} HTTP sessions", http::SESSIONS),
-        "calls/s",
-        sizes.round_trip_runs,
-        |s| match s {
-            Subject::Ours => http::http_rate(per_session),
-            Subject::Vs(_) => Ok(None),
-        },
-    )?);
-    rows.push(measure(
-        &subjects,
-        &format!("get_task, {} stdio processes", http::SESSIONS),
-        "calls/s",
-        sizes.round_trip_runs,
-        |s| http::stdio_rate(|db| s.spawn("clawboo-mcp-tasks", db), per_session),
-    )?);
-    rows.push(measure(
-        &subjects,
-        &format!("claims, {RACERS} processes x {} tasks", sizes.race_tasks),
-        "claims/s",
-        sizes.race_runs,
-        |s| race(s, sizes.race_tasks),
-    )?);
     for &count in &sizes.fact_counts {
         let dir = TempDir::new("bench-facts");
         seed_facts(&dir.db_path(), count)?;
@@ -235,24 +190,21 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
             )?);
         }
     }
-    corpus::add_rows(&subjects, quick, &mut rows)?;
-    vectors::add_rows(&subjects, quick, &mut rows)?;
-    for (bin, _, _) in EXPECTED {
-        rows.push(measure(
-            &subjects,
-            &format!("peak RSS {bin}, {RSS_CALLS} {}", rss_workload(bin).0),
-            "KiB",
-            1,
-            |s| peak_rss(s, bin),
-        )?);
-    }
-
-    // ClawBrain and the scrubber have no counterpart in a comparison server.
-    for (name, unit, ours) in clawbrain::figures(quick)? {
-        rows.push(Row::ours_only(&subjects, name, unit, ours));
-    }
-    for (name, unit, value) in scrub::rows(quick)? {
-        rows.push(Row::ours_only(&subjects, name, unit, Some(value)));
+    if memory_only {
+        realistic::memory_rows(&subjects, quick, &mut rows)?;
+        vectors::add_rows(&subjects, quick, &mut rows)?;
+    } else {
+        realistic::add_rows(&subjects, quick, &mut rows)?;
+        vectors::add_rows(&subjects, quick, &mut rows)?;
+        other_rows(&subjects, quick, &mut rows)?;
+        // Waiting (`waitMs`) is ours: the host's CPU with waiting subscribers, the wake-up latency.
+        for (name, unit, value) in wait::rows(quick)? {
+            rows.push(Row::ours_only(&subjects, name, unit, Some(value)));
+        }
+        // The operator console is ours: page and REST times on large stores, CPU with many consoles.
+        for (name, unit, value) in console::rows(quick)? {
+            rows.push(Row::ours_only(&subjects, name, unit, Some(value)));
+        }
     }
 
     print_table(&subjects, &rows);
@@ -265,22 +217,83 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `cargo xtask bench-vectors [--quick]`: the rows of [`vectors`] alone.
-pub fn vectors_only(args: &[String]) -> anyhow::Result<()> {
-    let quick = match args {
-        [] => false,
-        [flag] if flag == "--quick" => true,
-        _ => {
-            return Err(crate::usage(format!(
-                "unexpected arguments {args:?}; usage: cargo xtask bench-vectors [--quick]"
-            )));
-        }
-    };
+/// `cargo xtask bench-vectors [--quick]` (the flag read by `main`): the rows of [`vectors`] alone.
+pub fn vectors_only(quick: bool) -> anyhow::Result<()> {
     probe::build_bins("release")?;
     let subjects = [Subject::Ours];
     let mut rows = Vec::new();
     vectors::add_rows(&subjects, quick, &mut rows)?;
     print_table(&subjects, &rows);
+    Ok(())
+}
+
+/// Cold starts, `get_task` round trips (one session, HTTP sessions, stdio processes) and the
+/// claim race.
+fn server_rows(subjects: &[Subject], sizes: &Sizes, rows: &mut Vec<Row>) -> anyhow::Result<()> {
+    for bin in probe::bins() {
+        let tool = first_tool_of(bin)?;
+        rows.push(measure(
+            subjects,
+            &format!("cold start {bin}"),
+            "ms",
+            sizes.cold_runs,
+            |s| cold_start(s, bin, tool.as_deref()),
+        )?);
+    }
+    rows.push(measure(
+        subjects,
+        "get_task round trips",
+        "calls/s",
+        sizes.round_trip_runs,
+        |s| get_task_rate(s, sizes.round_trip_calls),
+    )?);
+    let per_session = (sizes.round_trip_calls / 10).max(10);
+    rows.push(measure(
+        subjects,
+        &format!("get_task, {} HTTP sessions", http::SESSIONS),
+        "calls/s",
+        sizes.round_trip_runs,
+        |s| match s {
+            Subject::Ours => http::http_rate(per_session),
+            Subject::Vs(_) => Ok(None),
+        },
+    )?);
+    rows.push(measure(
+        subjects,
+        &format!("get_task, {} stdio processes", http::SESSIONS),
+        "calls/s",
+        sizes.round_trip_runs,
+        |s| http::stdio_rate(|db| s.spawn("clawboo-mcp-tasks", db), per_session),
+    )?);
+    rows.push(measure(
+        subjects,
+        &format!("claims, {RACERS} processes x {} tasks", sizes.race_tasks),
+        "claims/s",
+        sizes.race_runs,
+        |s| race(s, sizes.race_tasks),
+    )?);
+    Ok(())
+}
+
+/// Peak RSS per server, ClawBrain's figures and the scrubber's.
+fn other_rows(subjects: &[Subject], quick: bool, rows: &mut Vec<Row>) -> anyhow::Result<()> {
+    for bin in probe::bins() {
+        rows.push(measure(
+            subjects,
+            &format!("peak RSS {bin}, {RSS_CALLS} {}", rss_workload(bin).0),
+            "KiB",
+            1,
+            |s| peak_rss(s, bin),
+        )?);
+    }
+
+    // ClawBrain and the scrubber have no counterpart in a comparison server.
+    for (name, unit, ours) in clawbrain::figures(quick)? {
+        rows.push(Row::ours_only(subjects, name, unit, ours));
+    }
+    for (name, unit, value) in scrub::rows(quick)? {
+        rows.push(Row::ours_only(subjects, name, unit, Some(value)));
+    }
     Ok(())
 }
 
@@ -363,7 +376,11 @@ fn print_table(subjects: &[Subject], rows: &[Row]) {
     }
     println!();
     for row in rows {
-        let digits = if row.unit == "share" { 3 } else { 1 };
+        let digits = match row.unit {
+            "share" => 3,
+            "% core" => 2,
+            _ => 1,
+        };
         let show = |v: Option<f64>| v.map_or("n/a".to_owned(), |v| format!("{v:.digits$}"));
         print!(
             "{:<width$} {:>10} {:>12}",

@@ -76,8 +76,7 @@ pub fn rows(quick: bool) -> anyhow::Result<Vec<ScrubRow>> {
 }
 
 /// `cargo xtask bench-scrub [--quick]`: prints the rows, one `name<TAB>unit<TAB>value` a line.
-pub fn run(args: &[String]) -> anyhow::Result<()> {
-    let quick = args.iter().any(|a| a == "--quick");
+pub fn run(quick: bool) -> anyhow::Result<()> {
     for (name, unit, value) in measure(quick) {
         println!("{name}\t{unit}\t{value}");
     }

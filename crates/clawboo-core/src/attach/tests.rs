@@ -310,3 +310,48 @@ fn signed_urls_carry_the_signature_of_exactly_the_bound_parameters() {
         config.snippet
     );
 }
+
+#[test]
+fn a_server_behind_a_mode_is_attached_with_its_mode_argument() {
+    let claude = attach_config(&request(
+        Runtime::ClaudeCode,
+        ServerKind::ClawBrain,
+        Transport::Stdio,
+    ));
+    assert!(
+        claude.snippet.ends_with(&format!("-- {BIN} clawbrain")),
+        "{}",
+        claude.snippet
+    );
+    assert_eq!(
+        claude.structured["clawboo-clawbrain"]["args"],
+        json!(["clawbrain"])
+    );
+    let codex = attach_config(&request(
+        Runtime::Codex,
+        ServerKind::ClawBrain,
+        Transport::Stdio,
+    ));
+    assert!(
+        codex.snippet.contains("args = [\"clawbrain\"]"),
+        "{}",
+        codex.snippet
+    );
+    let own = attach_config(&request(
+        Runtime::Codex,
+        ServerKind::Tasks,
+        Transport::Stdio,
+    ));
+    assert!(own.snippet.contains("args = []"), "{}", own.snippet);
+    let http = attach_config(&request(
+        Runtime::ClaudeCode,
+        ServerKind::ClawBrain,
+        Transport::Http,
+    ));
+    assert!(
+        http.snippet
+            .ends_with("http://127.0.0.1:18790/api/mcp/clawbrain"),
+        "{}",
+        http.snippet
+    );
+}

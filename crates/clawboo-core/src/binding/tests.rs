@@ -148,8 +148,9 @@ fn malformed_escapes_decode_as_typed() {
 #[test]
 fn server_names_parse_and_unknown_ones_say_what_is_expected() {
     assert_eq!("memory".parse::<ServerKind>(), Ok(ServerKind::Memory));
+    assert_eq!("clawbrain".parse::<ServerKind>(), Ok(ServerKind::ClawBrain));
     assert_eq!(
         "vscode".parse::<ServerKind>().unwrap_err().to_string(),
-        "unknown server \"vscode\"; expected one of: tasks, memory, tools, teamchat"
+        "unknown server \"vscode\"; expected one of: tasks, memory, tools, teamchat, clawbrain"
     );
 }

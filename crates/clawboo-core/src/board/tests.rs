@@ -1,5 +1,8 @@
+use rusqlite::{Connection, params};
+
+use super::claim::verdict_blocks_done;
 use super::*;
-use crate::db::{Conn, Db};
+use crate::db::{Conn, Db, new_id};
 
 fn db() -> Db {
     Db::open_in_memory().unwrap()
@@ -122,6 +125,9 @@ fn board_tables_match_the_reference_ddl_column_for_column() {
             ("created_at", "INTEGER", true, None, 0),
             ("updated_at", "INTEGER", true, None, 0),
             ("completed_at", "INTEGER", false, None, 0),
+            // Ours, added by later steps: the lease of a claim.
+            ("lease_seconds", "INTEGER", false, None, 0),
+            ("lease_expires_at", "INTEGER", false, None, 0),
         ],
     );
     assert_columns(
@@ -292,21 +298,27 @@ fn claim_has_one_winner_and_says_why_a_loser_lost() {
     let db = db();
     let conn = db.conn();
     assert_eq!(
-        claim(&conn, "nope", "a", None),
+        claim(&conn, "nope", "a", None, None),
         Err(BoardError::no_task("nope"))
     );
     let t = todo(&conn, "t");
-    let won = claim(&conn, &t.id, "a", Some("codex")).unwrap();
+    let won = claim(&conn, &t.id, "a", Some("codex"), None).unwrap();
     assert_eq!(won.status, Status::InProgress);
     assert_eq!(won.assignee_agent_id.as_deref(), Some("a"));
     assert_eq!(won.assignee_runtime.as_deref(), Some("codex"));
-    assert_eq!(claim(&conn, &t.id, "a", None), Err(BoardError::Conflict));
-    assert_eq!(claim(&conn, &t.id, "b", None), Err(BoardError::Conflict));
+    assert_eq!(
+        claim(&conn, &t.id, "a", None, None),
+        Err(BoardError::Conflict)
+    );
+    assert_eq!(
+        claim(&conn, &t.id, "b", None, None),
+        Err(BoardError::Conflict)
+    );
 
     let dropped = todo(&conn, "dropped");
     soft_drop(&conn, &dropped.id);
     assert_eq!(
-        claim(&conn, &dropped.id, "a", None),
+        claim(&conn, &dropped.id, "a", None, None),
         Err(BoardError::Conflict)
     );
     let backlog = insert(
@@ -319,7 +331,7 @@ fn claim_has_one_winner_and_says_why_a_loser_lost() {
     )
     .unwrap();
     assert_eq!(
-        claim(&conn, &backlog.id, "a", None),
+        claim(&conn, &backlog.id, "a", None, None),
         Err(BoardError::Conflict)
     );
 }
@@ -329,8 +341,8 @@ fn two_connections_on_one_file_claim_a_task_once() {
     let (dir, first) = file_db();
     let second = Db::open(first.path()).unwrap();
     let t = todo(&first.conn(), "shared");
-    let a = claim(&first.conn(), &t.id, "agent-a", None);
-    let b = claim(&second.conn(), &t.id, "agent-b", None);
+    let a = claim(&first.conn(), &t.id, "agent-a", None, None);
+    let b = claim(&second.conn(), &t.id, "agent-b", None, None);
     assert!(a.is_ok());
     assert_eq!(b, Err(BoardError::Conflict));
     let stored = get(&second.conn(), &t.id).unwrap().unwrap();
@@ -358,12 +370,12 @@ fn moving_to_todo_releases_and_another_agent_can_claim() {
         refused.reason(),
         "illegal_transition (todo → done; allowed: in_progress, blocked, backlog, cancelled)"
     );
-    claim(&conn, &t.id, "agent-a", Some("rt")).unwrap();
+    claim(&conn, &t.id, "agent-a", Some("rt"), None).unwrap();
     let back = update_status(&conn, &t.id, Status::Todo).unwrap();
     assert_eq!(back.status, Status::Todo);
     assert_eq!(back.assignee_agent_id, None);
     assert_eq!(back.assignee_runtime, None);
-    let again = claim(&conn, &t.id, "agent-b", None).unwrap();
+    let again = claim(&conn, &t.id, "agent-b", None, None).unwrap();
     assert_eq!(again.assignee_agent_id.as_deref(), Some("agent-b"));
     let done = update_status(&conn, &t.id, Status::Done).unwrap();
     assert!(done.completed_at.is_some());
@@ -384,13 +396,13 @@ fn release_only_moves_in_progress_tasks_and_clears_the_verdict() {
         refused.to_string(),
         "illegal_transition (todo → todo; allowed: none)"
     );
-    claim(&conn, &t.id, "a", Some("runtime-a")).unwrap();
+    claim(&conn, &t.id, "a", Some("runtime-a"), None).unwrap();
     set_verdict(&conn, &t.id, Some(r#"{"status":"fail"}"#));
     let released = release(&conn, &t.id).unwrap();
     assert_eq!(released.status, Status::Todo);
     assert_eq!(released.verification, None);
     assert_eq!(released.assignee_agent_id, None);
-    claim(&conn, &t.id, "b", Some("runtime-b")).unwrap();
+    claim(&conn, &t.id, "b", Some("runtime-b"), None).unwrap();
     update_status(&conn, &t.id, Status::InReview).unwrap();
     assert!(matches!(
         release(&conn, &t.id),
@@ -438,7 +450,7 @@ fn the_verdict_gate_decides_done() {
     let db = db();
     let conn = db.conn();
     let t = todo(&conn, "t");
-    claim(&conn, &t.id, "a", None).unwrap();
+    claim(&conn, &t.id, "a", None, None).unwrap();
     update_status(&conn, &t.id, Status::InReview).unwrap();
     set_verdict(&conn, &t.id, Some(r#"{"status":"fail"}"#));
     assert_eq!(
@@ -479,7 +491,7 @@ fn child_cap_counts_live_children_of_any_status_on_any_connection() {
             max: 3
         })
     );
-    claim(&first.conn(), &c.id, "x", None).unwrap();
+    claim(&first.conn(), &c.id, "x", None, None).unwrap();
     update_status(&first.conn(), &c.id, Status::Done).unwrap();
     assert!(matches!(
         sub(&first.conn(), &parent.id, caps),
@@ -660,7 +672,7 @@ fn ready_list_needs_every_dependency_done_and_sorts_by_priority() {
         .collect()
     };
     assert_eq!(ready(&conn), ["high", "low"]);
-    claim(&conn, &low.id, "a", None).unwrap();
+    claim(&conn, &low.id, "a", None, None).unwrap();
     update_status(&conn, &low.id, Status::Done).unwrap();
     soft_drop(&conn, &low.id);
     assert_eq!(

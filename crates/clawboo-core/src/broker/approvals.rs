@@ -162,6 +162,12 @@ pub struct ApprovalRow {
     /// vouches for it; `None` for a row nobody heart-beats.
     #[serde(skip)]
     pub heartbeat_until: Option<i64>,
+    /// Ours, shown only when set: the name of the HTTP token the call came in with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub caller: Option<String>,
+    /// Ours, shown only when set: who decided (a token's name, or `local operator`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolved_by: Option<String>,
 }
 
 impl ApprovalRow {
@@ -171,7 +177,7 @@ impl ApprovalRow {
     }
 }
 
-const COLUMNS: &str = "id, tool_name, agent_id, args_summary, reason, status, task_id, tenant_id, created_at, expires_at, resolved_at, heartbeat_until";
+const COLUMNS: &str = "id, tool_name, agent_id, args_summary, reason, status, task_id, tenant_id, created_at, expires_at, resolved_at, heartbeat_until, caller, resolved_by";
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<ApprovalRow> {
     Ok(ApprovalRow {
@@ -187,6 +193,8 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<ApprovalRow> {
         expires_at: row.get("expires_at")?,
         resolved_at: row.get("resolved_at")?,
         heartbeat_until: row.get("heartbeat_until")?,
+        caller: row.get("caller")?,
+        resolved_by: row.get("resolved_by")?,
     })
 }
 
@@ -226,11 +234,13 @@ pub fn create(conn: &Conn<'_>, new: &NewApproval<'_>) -> rusqlite::Result<Approv
         heartbeat_until: new
             .heartbeat
             .map(|lease| created_at.saturating_add(millis(lease))),
+        caller: new.actor.caller.map(str::to_owned),
+        resolved_by: None,
     };
     conn.execute(
         "INSERT INTO tool_call_approvals (id, tool_name, agent_id, args_summary, reason, status,
-             task_id, tenant_id, created_at, expires_at, resolved_at, heartbeat_until)
-         VALUES (?1, ?2, ?3, ?4, ?5, 'pending', NULL, ?6, ?7, ?8, NULL, ?9)",
+             task_id, tenant_id, created_at, expires_at, resolved_at, heartbeat_until, caller)
+         VALUES (?1, ?2, ?3, ?4, ?5, 'pending', NULL, ?6, ?7, ?8, NULL, ?9, ?10)",
         params![
             row.id,
             row.tool_name,
@@ -240,7 +250,8 @@ pub fn create(conn: &Conn<'_>, new: &NewApproval<'_>) -> rusqlite::Result<Approv
             row.tenant_id,
             row.created_at,
             row.expires_at,
-            row.heartbeat_until
+            row.heartbeat_until,
+            row.caller
         ],
     )?;
     Ok(row)
@@ -292,29 +303,32 @@ fn sweep(tx: &Conn<'_>, now: i64) -> rusqlite::Result<usize> {
                 "approval abandoned: the waiting caller stopped heart-beating (killed or frozen); the request was expired",
             ))
         };
-        finish(tx, row, Status::Expired, unrun, now)?;
+        finish(tx, row, Status::Expired, unrun, now, None)?;
     }
     Ok(stale.len())
 }
 
-/// Gives pending `row` its final `status` and, for a tool call that will not run, writes the
-/// call's `after` audit row (`unrun`), in the caller's transaction.
+/// Gives pending `row` its final `status` (decided `by` a person, or by nobody when it lapsed)
+/// and, for a tool call that will not run, writes the call's `after` audit row (`unrun`), in the
+/// caller's transaction.
 fn finish(
     tx: &Conn<'_>,
     row: &ApprovalRow,
     status: Status,
     unrun: Option<(Unrun, &str)>,
     now: i64,
+    by: Option<&str>,
 ) -> rusqlite::Result<()> {
     let changed = tx.execute(
-        "UPDATE tool_call_approvals SET status = ?2, resolved_at = ?3
+        "UPDATE tool_call_approvals SET status = ?2, resolved_at = ?3, resolved_by = ?4
          WHERE id = ?1 AND status = 'pending'",
-        params![row.id, status.as_str(), now],
+        params![row.id, status.as_str(), now, by],
     )?;
     if let (1, Some((end, why)), None) = (changed, unrun, &row.task_id) {
         let actor = Actor {
             agent_id: row.agent_id.as_deref(),
             tenant_id: row.tenant_id.as_deref(),
+            caller: row.caller.as_deref(),
         };
         audit::write_unrun(tx, &row.tool_name, actor, end, why)?;
     }
@@ -364,11 +378,12 @@ pub enum ResolveError {
 /// decision a row holds changes nothing (`changed: false`); asking for another one, or resolving a
 /// row that expired (or, read now, has expired or lost its caller), is a
 /// [`ResolveError::Conflict`]. `allow_always` on a row without an agent is stored as `allow_once`.
-/// A `deny` writes the call's `after` audit row.
+/// A `deny` writes the call's `after` audit row. `by` names who decided (`resolved_by`).
 pub fn resolve(
     conn: &Conn<'_>,
     id: &str,
     resolution: Resolution,
+    by: &str,
 ) -> Result<Resolved, ResolveError> {
     enum Step {
         Missing,
@@ -390,7 +405,7 @@ pub fn resolve(
             return Ok(Step::Conflict(row));
         }
         let unrun = WaitEnd::from_status(wanted).and_then(WaitEnd::unrun);
-        finish(tx, &row, wanted, unrun, now)?;
+        finish(tx, &row, wanted, unrun, now, Some(by))?;
         Ok::<_, rusqlite::Error>(Step::Recorded(get(tx, id)?.unwrap_or(row)))
     })?;
     match step {
@@ -509,7 +524,7 @@ fn close_wait(db: &Db, id: &str, end: WaitEnd) -> rusqlite::Result<WaitEnd> {
         if let Some(decided) = WaitEnd::from_status(row.status()) {
             return Ok(decided);
         }
-        finish(tx, &row, Status::Expired, end.unrun(), tx.now_ms())?;
+        finish(tx, &row, Status::Expired, end.unrun(), tx.now_ms(), None)?;
         Ok(end)
     })
 }

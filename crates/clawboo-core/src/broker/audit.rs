@@ -12,7 +12,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::summary;
-use crate::db::{Conn, new_id};
+use crate::db::{Conn, Keyset, new_id};
 
 /// The rows a listing returns when the caller sets no limit.
 pub const DEFAULT_LIMIT: u32 = 100;
@@ -49,6 +49,8 @@ pub struct Actor<'a> {
     pub agent_id: Option<&'a str>,
     /// The tenant, if known.
     pub tenant_id: Option<&'a str>,
+    /// The name of the HTTP token the call came in with (`tool_call_audit.caller`, ours).
+    pub caller: Option<&'a str>,
 }
 
 /// One audit row, as the REST surface shows it (camelCase; `isError` is 0 or 1).
@@ -77,6 +79,9 @@ pub struct AuditRow {
     pub tenant_id: Option<String>,
     /// Milliseconds since the epoch.
     pub created_at: i64,
+    /// Ours, shown only when set: the name of the HTTP token the call came in with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub caller: Option<String>,
 }
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<AuditRow> {
@@ -91,6 +96,7 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<AuditRow> {
         is_error: row.get("is_error")?,
         tenant_id: row.get("tenant_id")?,
         created_at: row.get("created_at")?,
+        caller: row.get("caller")?,
     })
 }
 
@@ -105,8 +111,8 @@ pub fn write_before(
 ) -> rusqlite::Result<()> {
     conn.execute(
         "INSERT INTO tool_call_audit (id, tool_name, agent_id, phase, decision, args_summary,
-             result_summary, is_error, tenant_id, created_at)
-         VALUES (?1, ?2, ?3, 'before', ?4, ?5, ?6, 0, ?7, ?8)",
+             result_summary, is_error, tenant_id, created_at, caller)
+         VALUES (?1, ?2, ?3, 'before', ?4, ?5, ?6, 0, ?7, ?8, ?9)",
         params![
             new_id(),
             tool_name,
@@ -115,7 +121,8 @@ pub fn write_before(
             summary::args_summary(args),
             note.map(summary::result_summary),
             actor.tenant_id,
-            conn.now_ms()
+            conn.now_ms(),
+            actor.caller
         ],
     )?;
     Ok(())
@@ -157,8 +164,8 @@ fn insert_after(
 ) -> rusqlite::Result<()> {
     conn.execute(
         "INSERT INTO tool_call_audit (id, tool_name, agent_id, phase, decision, args_summary,
-             result_summary, is_error, tenant_id, created_at)
-         VALUES (?1, ?2, ?3, 'after', ?4, NULL, ?5, ?6, ?7, ?8)",
+             result_summary, is_error, tenant_id, created_at, caller)
+         VALUES (?1, ?2, ?3, 'after', ?4, NULL, ?5, ?6, ?7, ?8, ?9)",
         params![
             new_id(),
             tool_name,
@@ -167,7 +174,8 @@ fn insert_after(
             summary::result_summary(text),
             i64::from(is_error),
             actor.tenant_id,
-            conn.now_ms()
+            conn.now_ms(),
+            actor.caller
         ],
     )?;
     Ok(())
@@ -204,7 +212,7 @@ pub fn list(
 ) -> rusqlite::Result<Vec<AuditRow>> {
     let mut stmt = conn.prepare_cached(
         "SELECT id, tool_name, agent_id, phase, decision, args_summary, result_summary, is_error,
-                tenant_id, created_at
+                tenant_id, created_at, caller
          FROM tool_call_audit
          WHERE ?1 IS NULL OR tool_name = ?1
          ORDER BY created_at DESC, rowid DESC
@@ -212,6 +220,66 @@ pub fn list(
     )?;
     stmt.query_map(params![tool_name, i64::from(limit)], from_row)?
         .collect()
+}
+
+/// Which audit rows [`page`] returns; `None` fields do not filter.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AuditFilter {
+    /// Exactly this tool.
+    pub tool_name: Option<String>,
+    /// Exactly this agent.
+    pub agent_id: Option<String>,
+    /// Exactly this decision (`allow`, `deny`, `require_approval`, …).
+    pub decision: Option<String>,
+    /// Rows at or after this time (ms since the epoch).
+    pub since: Option<i64>,
+    /// Rows before this time.
+    pub until: Option<i64>,
+}
+
+/// Up to `limit` rows matching `filter` after `cursor`, newest first, and the next page's cursor.
+pub fn page(
+    conn: &Connection,
+    filter: &AuditFilter,
+    limit: u32,
+    cursor: Option<Keyset>,
+) -> rusqlite::Result<(Vec<AuditRow>, Option<Keyset>)> {
+    let (at, rowid) = Keyset::bounds(cursor);
+    let rows = conn
+        .prepare_cached(
+            "SELECT rowid, id, tool_name, agent_id, phase, decision, args_summary, result_summary,
+                    is_error, tenant_id, created_at, caller
+             FROM tool_call_audit
+             WHERE (?1 IS NULL OR tool_name = ?1) AND (?2 IS NULL OR agent_id = ?2)
+               AND (?3 IS NULL OR decision = ?3)
+               AND (?4 IS NULL OR created_at >= ?4) AND (?5 IS NULL OR created_at < ?5)
+               AND (created_at, rowid) < (?6, ?7)
+             ORDER BY created_at DESC, rowid DESC
+             LIMIT ?8",
+        )?
+        .query_map(
+            params![
+                filter.tool_name,
+                filter.agent_id,
+                filter.decision,
+                filter.since,
+                filter.until,
+                at,
+                rowid,
+                i64::from(limit) + 1
+            ],
+            |r| {
+                Ok((
+                    from_row(r)?,
+                    Keyset {
+                        at: r.get("created_at")?,
+                        rowid: r.get("rowid")?,
+                    },
+                ))
+            },
+        )?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(super::actions::split_page(rows, limit))
 }
 
 #[cfg(test)]
@@ -227,6 +295,7 @@ mod tests {
         let actor = Actor {
             agent_id: Some("a1"),
             tenant_id: None,
+            caller: None,
         };
         let args = json!({"message": "key sk-abcdef1234567890"});
         write_before(&conn, "echo", actor, Decision::Allow, &args, None).unwrap();
@@ -255,6 +324,28 @@ mod tests {
         assert_eq!(list(&conn, None, DEFAULT_LIMIT).unwrap().len(), 3);
         assert_eq!(list(&conn, None, 1).unwrap()[0].tool_name, "nope");
         assert!(list(&conn, None, 0).unwrap().is_empty());
+        let denied = AuditFilter {
+            decision: Some("deny".into()),
+            ..AuditFilter::default()
+        };
+        let (rows, next) = page(&conn, &denied, 10, None).unwrap();
+        assert_eq!(
+            (rows.len(), rows[0].tool_name.as_str(), next),
+            (1, "nope", None)
+        );
+        let by_agent = AuditFilter {
+            agent_id: Some("a1".into()),
+            ..AuditFilter::default()
+        };
+        let (rows, next) = page(&conn, &by_agent, 1, None).unwrap();
+        assert_eq!(rows[0].phase, "after");
+        let (rows, next) = page(&conn, &by_agent, 1, next).unwrap();
+        assert_eq!((rows[0].phase.as_str(), next), ("before", None));
+        let future = AuditFilter {
+            since: Some(i64::MAX - 1),
+            ..AuditFilter::default()
+        };
+        assert!(page(&conn, &future, 10, None).unwrap().0.is_empty());
     }
 
     #[test]

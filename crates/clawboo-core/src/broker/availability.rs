@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 /// What a tool needs before it may be offered.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Requirement {
     /// A non-empty environment variable.
@@ -22,9 +22,9 @@ pub enum Requirement {
     /// An authenticated provider: its `<PROVIDER>_API_KEY` variable is set.
     Auth(&'static str),
     /// Every child.
-    AllOf(Vec<Requirement>),
+    AllOf(&'static [Requirement]),
     /// At least one child.
-    AnyOf(Vec<Requirement>),
+    AnyOf(&'static [Requirement]),
 }
 
 /// The verdict on one tool.
@@ -148,7 +148,7 @@ mod tests {
     use super::*;
 
     fn search_requirement() -> Requirement {
-        Requirement::AnyOf(vec![
+        Requirement::AnyOf(&[
             Requirement::Env("TAVILY_API_KEY"),
             Requirement::Auth("tavily"),
         ])
@@ -186,7 +186,7 @@ mod tests {
     #[test]
     fn all_of_evaluates_every_child_and_empty_groups_follow_the_reference() {
         let ctx = AvailabilityContext::with_env([("A", "1")]);
-        let all = Requirement::AllOf(vec![
+        let all = Requirement::AllOf(&[
             Requirement::Env("B"),
             Requirement::Env("A"),
             Requirement::Auth("open-router"),
@@ -195,8 +195,8 @@ mod tests {
             ctx.evaluate(Some(&all)).diagnostics,
             ["env-missing:B", "auth-missing:open-router"]
         );
-        assert!(ctx.evaluate(Some(&Requirement::AllOf(vec![]))).visible);
-        let empty_any = ctx.evaluate(Some(&Requirement::AnyOf(vec![])));
+        assert!(ctx.evaluate(Some(&Requirement::AllOf(&[]))).visible);
+        let empty_any = ctx.evaluate(Some(&Requirement::AnyOf(&[])));
         assert!(!empty_any.visible);
         assert!(empty_any.diagnostics.is_empty());
         assert!(ctx.evaluate(None).visible);

@@ -2,7 +2,8 @@
 //! (gates → inspector chain → human approval in the database → executor → compaction → audit).
 //!
 //! Owns: the `tool_call_audit`, `tool_call_approvals`, `tool_registry` and `tool_notes` tables (the
-//! reference's DDL and column names, plus the notes the `note` tool keeps), the builtin registry,
+//! reference's DDL and column names, plus the notes the `note` tool keeps), `operator_actions` (ours:
+//! what a person did through the console, `actions`), the builtin registry,
 //! availability, the inspectors, output compaction, the Tavily client and the operator's typed
 //! queries (`operator`: the queue, the audit log, the switches, as data; the commands that print
 //! them live in `cli::operator`).
@@ -17,6 +18,7 @@
 //! Must never: know MCP (the tools server maps outcomes onto results); write unscrubbed arguments
 //! or results anywhere; actually delete anything (`delete_path` is a demonstration).
 
+pub mod actions;
 pub mod approvals;
 pub mod audit;
 pub mod availability;
@@ -100,5 +102,34 @@ CREATE INDEX IF NOT EXISTS idx_tool_notes_created ON tool_notes (created_at);
             column: "heartbeat_until",
             definition: "INTEGER",
         },
+        // Ours, nullable: the name of the HTTP host's token a call came in with (`host::caller`),
+        // on its audit rows and its approval request, and the token that resolved an approval.
+        // Empty for stdio and for the reference's writers.
+        Step::AddColumn {
+            table: "tool_call_audit",
+            column: "caller",
+            definition: "TEXT",
+        },
+        Step::AddColumn {
+            table: "tool_call_approvals",
+            column: "caller",
+            definition: "TEXT",
+        },
+        Step::AddColumn {
+            table: "tool_call_approvals",
+            column: "resolved_by",
+            definition: "TEXT",
+        },
+        // Ours: what a person did through the console (`actions`).
+        Step::Sql(
+            "CREATE TABLE IF NOT EXISTS operator_actions (
+    id TEXT PRIMARY KEY,
+    actor TEXT NOT NULL,
+    action TEXT NOT NULL,
+    target TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idx_operator_actions_created ON operator_actions (created_at);",
+        ),
     ],
 };

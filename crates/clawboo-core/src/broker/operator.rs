@@ -11,13 +11,14 @@
 
 use serde::Serialize;
 
+use super::actions::{self, Action, ActionRow};
 use super::approvals::{self, ApprovalRow, Resolution, ResolveError, Resolved};
-use super::audit::{self, AuditRow};
+use super::audit::{self, AuditFilter, AuditRow};
 use super::availability::AvailabilityContext;
-use super::builtins::Builtin;
+use super::builtins;
 use super::registry;
 use super::summary::for_display;
-use crate::db::Db;
+use crate::db::{Db, Keyset};
 
 /// One tool as the operator sees it; serialized, one entry of the reference's `GET /api/tools`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -42,18 +43,18 @@ pub struct ToolStatus {
 /// Every builtin with its risk, its availability judged in `env`, and its switch.
 pub fn tools(db: &Db, env: &AvailabilityContext) -> rusqlite::Result<Vec<ToolStatus>> {
     let conn = db.conn();
-    Builtin::ALL
+    builtins::ALL
         .iter()
         .map(|tool| {
-            let availability = env.evaluate(tool.requirement().as_ref());
+            let availability = env.evaluate(tool.requires.as_ref());
             Ok(ToolStatus {
-                name: tool.name(),
-                description: tool.description(),
+                name: tool.name,
+                description: tool.description,
                 owner: tool.owner(),
-                risk: tool.risk().as_str(),
+                risk: tool.risk.as_str(),
                 available: availability.visible,
                 diagnostics: availability.diagnostics,
-                enabled: registry::is_enabled(&conn, tool.name())?,
+                enabled: registry::is_enabled(&conn, tool.name)?,
             })
         })
         .collect()
@@ -77,9 +78,14 @@ pub fn pending_approvals(db: &Db) -> rusqlite::Result<Vec<ApprovalRow>> {
 
 /// Records a person's decision on approval `id` (see [`approvals::resolve`]: a repeat of the
 /// decision the row holds is `changed: false`, another decision a conflict); every row in the
-/// answer is masked.
-pub fn resolve(db: &Db, id: &str, resolution: Resolution) -> Result<Resolved, ResolveError> {
-    match approvals::resolve(&db.conn(), id, resolution) {
+/// answer is masked. `by` is who decided, as the row records it.
+pub fn resolve(
+    db: &Db,
+    id: &str,
+    resolution: Resolution,
+    by: &str,
+) -> Result<Resolved, ResolveError> {
+    match approvals::resolve(&db.conn(), id, resolution, by) {
         Ok(resolved) => Ok(Resolved {
             row: shown_approval(resolved.row),
             changed: resolved.changed,
@@ -92,18 +98,49 @@ pub fn resolve(db: &Db, id: &str, resolution: Resolution) -> Result<Resolved, Re
     }
 }
 
+/// An audit row as shown: its summaries masked again.
+fn shown_audit(mut row: AuditRow) -> AuditRow {
+    row.args_summary = row.args_summary.as_deref().map(for_display);
+    row.result_summary = row.result_summary.as_deref().map(for_display);
+    row
+}
+
 /// Up to `limit` audit rows, newest first, of one tool (a blank name means every tool), masked.
 pub fn audit_log(db: &Db, tool: Option<&str>, limit: u32) -> rusqlite::Result<Vec<AuditRow>> {
     let tool = tool.filter(|t| !t.is_empty());
     let rows = audit::list(&db.conn(), tool, limit)?;
-    Ok(rows
-        .into_iter()
-        .map(|mut row| {
-            row.args_summary = row.args_summary.as_deref().map(for_display);
-            row.result_summary = row.result_summary.as_deref().map(for_display);
-            row
-        })
-        .collect())
+    Ok(rows.into_iter().map(shown_audit).collect())
+}
+
+/// A page of the audit log matching `filter` (the console's filters), masked, and the next
+/// page's cursor.
+pub fn audit_page(
+    db: &Db,
+    filter: &AuditFilter,
+    limit: u32,
+    cursor: Option<Keyset>,
+) -> rusqlite::Result<(Vec<AuditRow>, Option<Keyset>)> {
+    let (rows, next) = audit::page(&db.conn(), filter, limit, cursor)?;
+    Ok((rows.into_iter().map(shown_audit).collect(), next))
+}
+
+/// Records that `actor` (a token's name, or "local operator") did `action` to `target`.
+pub fn record_action(
+    db: &Db,
+    actor: &str,
+    action: Action,
+    target: &str,
+) -> rusqlite::Result<ActionRow> {
+    actions::record(&db.conn(), actor, action, target)
+}
+
+/// A page of the operator actions, newest first, and the next page's cursor.
+pub fn actions_page(
+    db: &Db,
+    limit: u32,
+    cursor: Option<Keyset>,
+) -> rusqlite::Result<(Vec<ActionRow>, Option<Keyset>)> {
+    actions::list(&db.conn(), limit, cursor)
 }
 
 /// Why a tool could not be switched.
@@ -126,8 +163,8 @@ pub enum SwitchError {
 /// Switches calls to the builtin `tool` on or off (recording the builtins first, so the switch
 /// holds on a file no server has opened yet).
 pub fn set_enabled(db: &Db, tool: &str, enabled: bool) -> Result<(), SwitchError> {
-    if Builtin::from_name(tool).is_none() {
-        let known: Vec<&str> = Builtin::ALL.iter().map(|b| b.name()).collect();
+    if builtins::by_name(tool).is_none() {
+        let known: Vec<&str> = builtins::ALL.iter().map(|b| b.name).collect();
         return Err(SwitchError::UnknownTool {
             name: tool.to_owned(),
             known: known.join(", "),

@@ -1,17 +1,20 @@
 //! The broker pipeline: the only way a tool runs.
 //!
-//! Order, first failure returns: known tool → enabled (registry flag) → available (checked again at
-//! call time) → arguments parse → inspector chain → approval (destructive and external tools: a
-//! standing `allow_always` grant for this agent, or a person via the database) → executor →
-//! compaction → audit.
+//! Order, first failure returns: enabled (registry flag) → available (checked again at call time)
+//! → inspector chain → approval (destructive and external tools: a standing `allow_always` grant
+//! for this agent, or a person via the database) → executor → compaction → audit. The reference's
+//! first gates (a known tool, arguments that parse) are the call's type: [`Broker::call`] takes a
+//! [`Parsed`] of one [`Builtin`], read and checked once by whoever received the call (the tools
+//! server's `Tool::new`, which answers an unknown tool or bad arguments itself, with no audit row).
 //!
 //! Guarantees: every call that reaches the broker leaves a `before` audit row and ends with one
 //! `after` row: its result when it ran, `deny` with the reason when a gate refused it (written
 //! here, with the `before` row, in one transaction), or how its approval ended (written by
-//! `approvals`, with the request's final status); a gate denial reads `denied: <reason>` with the typed reason beside it, an
-//! approval that is not granted reads `approval <end>` with reason `approval:<end>`; the executor
-//! receives the arguments as the inspectors left them (clamped). Must never: hold the database
-//! lock while waiting for a person or while an executor talks to the network.
+//! `approvals`, with the request's final status); a gate denial reads `denied: <reason>` with the
+//! typed reason beside it, an approval that is not granted reads `approval <end>` with reason
+//! `approval:<end>`; the executor receives the arguments as the inspectors left them (clamped).
+//! Must never: hold the database lock while waiting for a person or while an executor talks to
+//! the network.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -21,7 +24,7 @@ use serde_json::{Map, Value};
 use super::approvals::{self, NewApproval};
 use super::audit::{self, Actor, Decision as Logged, Unrun};
 use super::availability::{Availability, AvailabilityContext};
-use super::builtins::{Builtin, Execution};
+use super::builtins::{Builtin, BuiltinError, Execution, Parsed, ToolInfo};
 use super::compact::{CompactionStats, compact};
 use super::inspect::{Caller, DEFAULT_CHAIN, Decision, Inspector, run_chain};
 use super::registry;
@@ -39,9 +42,6 @@ pub const APPROVAL_POLL_ENV: &str = "CLAWBOO_TOOL_APPROVAL_POLL_MS";
 
 /// The shortest poll interval honoured, so a misconfiguration cannot spin.
 const MIN_POLL: Duration = Duration::from_millis(10);
-
-/// The longest `invalid-args:` detail, in characters.
-const MAX_INVALID_ARGS: usize = 200;
 
 /// How approvals are timed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,6 +100,8 @@ pub struct CallContext {
     pub tenant_id: Option<String>,
     /// Tools this caller may not use.
     pub blocklist: Vec<String>,
+    /// The name of the HTTP token the session came in with (audit and approval rows record it).
+    pub token_name: Option<String>,
 }
 
 impl CallContext {
@@ -107,6 +109,7 @@ impl CallContext {
         Actor {
             agent_id: self.agent_id.as_deref(),
             tenant_id: self.tenant_id.as_deref(),
+            caller: self.token_name.as_deref(),
         }
     }
 }
@@ -196,66 +199,67 @@ impl Broker {
     }
 
     /// Whether `tool` may be offered right now, and if not why.
-    pub fn availability(&self, tool: Builtin) -> Availability {
-        self.env.evaluate(tool.requirement().as_ref())
+    pub fn availability(&self, tool: &ToolInfo) -> Availability {
+        self.env.evaluate(tool.requires.as_ref())
     }
 
-    /// Runs one call through the pipeline.
-    pub fn call(
+    /// Runs one call to `B` through the pipeline. Its arguments were read and checked once, into
+    /// [`Parsed`], by whoever received them (the tools server's `Tool::new`).
+    pub fn call<B: Builtin>(
         &self,
-        name: &str,
-        args: &Value,
+        args: Parsed<B>,
         ctx: &CallContext,
     ) -> Result<Outcome, BrokerError> {
+        let tool = &B::INFO;
+        let name = tool.name;
         let actor = ctx.actor();
-        let Some(tool) = Builtin::from_name(name) else {
-            return self.refuse(name, actor, args, format!("unknown-tool:{name}"));
-        };
+        let view = args.to_map();
         if !registry::is_enabled(&self.db.conn(), name)? {
-            return self.refuse(name, actor, args, format!("disabled:{name}"));
+            return self.refuse(name, actor, &view, format!("disabled:{name}"));
         }
         let availability = self.availability(tool);
         if !availability.visible {
             let reason = format!("unavailable:{}", availability.diagnostics.join(","));
-            return self.refuse(name, actor, args, reason);
+            return self.refuse(name, actor, &view, reason);
         }
-        let parsed = match tool.parse(args) {
-            Ok(parsed) => parsed,
-            Err(detail) => {
-                let detail: String = detail.chars().take(MAX_INVALID_ARGS).collect();
-                return self.refuse(name, actor, args, format!("invalid-args:{detail}"));
-            }
-        };
         let caller = Caller {
             blocklist: &ctx.blocklist,
         };
-        match run_chain(self.chain, tool, &parsed, &caller) {
-            Decision::Deny { reason } => self.refuse(name, actor, &Value::Object(parsed), reason),
-            Decision::Allow { args, observations } => {
+        match run_chain(self.chain, tool, &view, &caller) {
+            Decision::Deny { reason } => self.refuse(name, actor, &view, reason),
+            Decision::Allow {
+                args: left,
+                observations,
+            } => {
                 let (decision, note) = match would_deny(&observations) {
                     Some(note) => (Logged::Observe, Some(note)),
                     None => (Logged::Allow, None),
                 };
-                self.log_before(name, actor, decision, &args, note.as_deref())?;
-                self.execute(tool, &args, actor)
+                self.log_before(name, actor, decision, &left, note.as_deref())?;
+                self.execute(args.rewritten_to(&view, &left), actor)
             }
             Decision::RequireApproval {
                 message,
-                args,
+                args: left,
                 observations,
-            } => self.approve_then_execute(tool, actor, &message, &args, &observations),
+            } => match self.approval(name, actor, &message, &left, &observations)? {
+                Some(refusal) => Ok(refusal),
+                None => self.execute(args.rewritten_to(&view, &left), actor),
+            },
         }
     }
 
-    fn approve_then_execute(
+    /// Asks for approval of a call to `name` with `args`: a standing `allow_always` grant for
+    /// this agent, or a person through the database. `None` when the call may run; otherwise the
+    /// refusal (its `after` row was written by whoever ended the request, in `approvals`).
+    fn approval(
         &self,
-        tool: Builtin,
+        name: &str,
         actor: Actor<'_>,
         message: &str,
         args: &Map<String, Value>,
         observations: &[String],
-    ) -> Result<Outcome, BrokerError> {
-        let name = tool.name();
+    ) -> Result<Option<Outcome>, BrokerError> {
         let observed = would_deny(observations);
         let grant = approvals::standing_grant(&self.db.conn(), name, actor)?;
         if let Some(grant) = grant {
@@ -264,7 +268,7 @@ impl Broker {
                 note = format!("{note}; {observed}");
             }
             self.log_before(name, actor, Logged::Allow, args, Some(&note))?;
-            return self.execute(tool, args, actor);
+            return Ok(None);
         }
         self.log_before(
             name,
@@ -292,20 +296,19 @@ impl Broker {
             self.timings.poll,
             &self.closing,
         )?;
-        if !end.allows() {
-            // The call's `after` row was written by whoever ended the request (`approvals`).
-            return Ok(Outcome::refused(
+        Ok((!end.allows()).then(|| {
+            Outcome::refused(
                 format!("approval {}", end.as_str()),
                 format!("approval:{}", end.as_str()),
-            ));
-        }
-        self.execute(tool, args, actor)
+            )
+        }))
     }
 
-    fn execute(
+    /// Runs `B` on its arguments as the inspectors left them (a rewrite the type no longer reads
+    /// is the call's failure), compacts the output and writes the `after` row.
+    fn execute<B: Builtin>(
         &self,
-        tool: Builtin,
-        args: &Map<String, Value>,
+        args: Result<Parsed<B>, BuiltinError>,
         actor: Actor<'_>,
     ) -> Result<Outcome, BrokerError> {
         let exec = Execution {
@@ -314,14 +317,14 @@ impl Broker {
             tenant_id: actor.tenant_id,
             env: &self.env,
         };
-        let (raw, is_error) = match tool.execute(args, &exec) {
+        let (raw, is_error) = match args.and_then(|args| B::execute(args.into_inner(), &exec)) {
             Ok(text) => (text, false),
-            Err(text) => (text, true),
+            Err(failure) => (failure.to_string(), true),
         };
         let compacted = compact(&raw);
         audit::write_after(
             &self.db.conn(),
-            tool.name(),
+            B::INFO.name,
             actor,
             &compacted.text,
             is_error,
@@ -338,12 +341,13 @@ impl Broker {
         &self,
         name: &str,
         actor: Actor<'_>,
-        args: &Value,
+        args: &Map<String, Value>,
         reason: String,
     ) -> Result<Outcome, BrokerError> {
         let output = format!("denied: {reason}");
+        let args = Value::Object(args.clone());
         immediate(&self.db.conn(), |tx| {
-            audit::write_before(tx, name, actor, Logged::Deny, args, None)?;
+            audit::write_before(tx, name, actor, Logged::Deny, &args, None)?;
             audit::write_unrun(tx, name, actor, Unrun::Deny, &output)
         })?;
         Ok(Outcome::refused(output, reason))

@@ -8,7 +8,7 @@
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::builtins::Builtin;
+use super::builtins;
 use crate::db::Conn;
 
 /// Records every builtin's metadata (a tool seen for the first time starts enabled).
@@ -25,13 +25,11 @@ pub fn seed_builtins(conn: &Conn<'_>) -> rusqlite::Result<()> {
              provenance_signature = excluded.provenance_signature,
              provenance_signed_at = excluded.provenance_signed_at, updated_at = excluded.updated_at",
     )?;
-    for tool in Builtin::ALL {
-        let availability = tool
-            .requirement()
-            .and_then(|r| serde_json::to_string(&r).ok());
+    for tool in builtins::ALL {
+        let availability = tool.requires.and_then(|r| serde_json::to_string(&r).ok());
         stmt.execute(params![
-            tool.name(),
-            tool.description(),
+            tool.name,
+            tool.description,
             availability,
             tool.owner(),
             now
@@ -79,8 +77,8 @@ mod tests {
         let db = Db::open_in_memory().unwrap();
         let conn = db.conn();
         seed_builtins(&conn).unwrap();
-        for tool in Builtin::ALL {
-            assert!(is_enabled(&conn, tool.name()).unwrap(), "{}", tool.name());
+        for tool in builtins::ALL {
+            assert!(is_enabled(&conn, tool.name).unwrap(), "{}", tool.name);
         }
         assert!(set_enabled(&conn, "echo", false).unwrap());
         seed_builtins(&conn).unwrap();

@@ -116,7 +116,9 @@ pub fn open(path: &Path) -> rusqlite::Result<Connection> {
     let mut tries = 0;
     loop {
         let attempt = conn
-            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))
+            .query_row("PRAGMA journal_mode = WAL", [], |r| {
+                r.get::<_, String>("journal_mode")
+            })
             .and_then(|_| {
                 conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;")
             })
@@ -147,21 +149,21 @@ pub struct FileRow {
 const FILE_COLUMNS: &str = "path, id, type, category, name, tags, body, created, updated, pinned";
 
 fn file_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<FileRow> {
-    let tags: String = r.get(5)?;
-    let kind: String = r.get(2)?;
+    let tags: String = r.get("tags")?;
+    let kind: String = r.get("type")?;
     Ok(FileRow {
-        path: r.get(0)?,
+        path: r.get("path")?,
         fm: Frontmatter {
-            id: r.get(1)?,
+            id: r.get("id")?,
             kind: MemoryType::parse(&kind).unwrap_or(MemoryType::Entity),
-            category: r.get(3)?,
+            category: r.get("category")?,
             tags: serde_json::from_str(&tags).unwrap_or_default(),
-            created: r.get(7)?,
-            updated: r.get(8)?,
-            pinned: r.get::<_, i64>(9)? != 0,
+            created: r.get("created")?,
+            updated: r.get("updated")?,
+            pinned: r.get::<_, i64>("pinned")? != 0,
         },
-        name: r.get(4)?,
-        body: r.get(6)?,
+        name: r.get("name")?,
+        body: r.get("body")?,
     })
 }
 
@@ -170,11 +172,11 @@ pub fn stamps(conn: &Connection) -> rusqlite::Result<Vec<(String, Stamp)>> {
     let mut stmt = conn.prepare_cached("SELECT path, mtime_ns, size, ino FROM clawbrain_files")?;
     stmt.query_map([], |r| {
         Ok((
-            r.get(0)?,
+            r.get("path")?,
             Stamp {
-                mtime_ns: r.get(1)?,
-                size: r.get(2)?,
-                ino: r.get(3)?,
+                mtime_ns: r.get("mtime_ns")?,
+                size: r.get("size")?,
+                ino: r.get("ino")?,
             },
         ))
     })?
@@ -269,13 +271,13 @@ pub struct Candidate {
 
 fn candidate(r: &rusqlite::Row<'_>) -> rusqlite::Result<Candidate> {
     Ok(Candidate {
-        doc: r.get(0)?,
-        id: r.get(1)?,
-        name_lc: r.get(2)?,
-        tags_lc: r.get(3)?,
-        score: r.get(4)?,
-        bm25: r.get(5)?,
-        path: r.get(6)?,
+        doc: r.get("doc")?,
+        id: r.get("id")?,
+        name_lc: r.get("name_lc")?,
+        tags_lc: r.get("tags_lc")?,
+        score: r.get("score")?,
+        bm25: r.get("bm25")?,
+        path: r.get("path")?,
     })
 }
 
@@ -290,7 +292,7 @@ pub fn matches(
     if q.chars().count() >= 3 {
         let phrase = format!("\"{}\"", q.replace('"', "\"\""));
         let mut stmt = conn.prepare_cached(
-            "SELECT f.doc, f.id, f.name_lc, f.tags_lc, c.score, bm25(clawbrain_fts), f.path
+            "SELECT f.doc, f.id, f.name_lc, f.tags_lc, c.score, bm25(clawbrain_fts) AS bm25, f.path
                FROM clawbrain_fts JOIN clawbrain_files f ON f.doc = clawbrain_fts.rowid
                LEFT JOIN credit_records c ON c.id = f.id
               WHERE clawbrain_fts MATCH ?1 AND (?2 IS NULL OR f.type = ?2)",
@@ -298,7 +300,7 @@ pub fn matches(
         return stmt.query_map(params![phrase, kind], candidate)?.collect();
     }
     let mut stmt = conn.prepare_cached(
-        "SELECT f.doc, f.id, f.name_lc, f.tags_lc, c.score, 0.0, f.path
+        "SELECT f.doc, f.id, f.name_lc, f.tags_lc, c.score, 0.0 AS bm25, f.path
            FROM clawbrain_files f LEFT JOIN credit_records c ON c.id = f.id
           WHERE (?2 IS NULL OR f.type = ?2)
             AND (instr(f.name_lc, ?1) > 0 OR instr(f.tags_lc, ?1) > 0 OR instr(lower(f.body), ?1) > 0)",
@@ -310,10 +312,10 @@ pub fn matches(
 pub fn body_of(conn: &Connection, doc: i64) -> rusqlite::Result<(String, String, MemoryType)> {
     conn.prepare_cached("SELECT body, name, type FROM clawbrain_files WHERE doc = ?1")?
         .query_row([doc], |r| {
-            let kind: String = r.get(2)?;
+            let kind: String = r.get("type")?;
             Ok((
-                r.get(0)?,
-                r.get(1)?,
+                r.get("body")?,
+                r.get("name")?,
                 MemoryType::parse(&kind).unwrap_or(MemoryType::Entity),
             ))
         })
@@ -362,12 +364,12 @@ pub struct CreditRow {
 
 fn credit_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<CreditRow> {
     Ok(CreditRow {
-        id: r.get(0)?,
-        score: r.get(1)?,
-        access_count: r.get(2)?,
-        created_at: r.get(3)?,
-        last_accessed: r.get(4)?,
-        decay_rate: r.get(5)?,
+        id: r.get("id")?,
+        score: r.get("score")?,
+        access_count: r.get("access_count")?,
+        created_at: r.get("created_at")?,
+        last_accessed: r.get("last_accessed")?,
+        decay_rate: r.get("decay_rate")?,
     })
 }
 
@@ -437,7 +439,7 @@ pub fn record_turn(
 }
 
 /// One memory moved by an outcome.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct Moved {
     /// Memory id.
     pub id: String,
@@ -463,7 +465,9 @@ pub fn apply_outcome(
             "SELECT id, retrieved_memory_ids FROM turn_records
               WHERE session_id = ?1 AND outcome IS NULL ORDER BY id DESC LIMIT 1",
         )?
-        .query_row([session], |r| Ok((r.get(0)?, r.get(1)?)))
+        .query_row([session], |r| {
+            Ok((r.get("id")?, r.get("retrieved_memory_ids")?))
+        })
         .optional()?;
     let Some((turn_id, ids_json)) = turn else {
         return Ok(None);
@@ -480,7 +484,7 @@ pub fn apply_outcome(
         ensure_record(conn, id, now, defaults)?;
         let old: f64 = conn
             .prepare_cached("SELECT score FROM credit_records WHERE id = ?1")?
-            .query_row([id], |r| r.get(0))?;
+            .query_row([id], |r| r.get("score"))?;
         let new = ((1.0 - alpha) * old + alpha * (reward / n.sqrt())).clamp(0.0, 1.0);
         conn.prepare_cached(
             "UPDATE credit_records SET score = ?2, access_count = access_count + 1, last_accessed = ?3 WHERE id = ?1",
@@ -506,12 +510,16 @@ pub fn apply_outcome(
 pub fn live_credits(conn: &Connection) -> rusqlite::Result<Vec<(CreditRow, String, bool)>> {
     let mut stmt = conn.prepare_cached(
         "SELECT c.id, c.score, c.access_count, c.created_at, c.last_accessed, c.decay_rate,
-                MIN(f.name), MAX(f.pinned)
+                MIN(f.name) AS name, MAX(f.pinned) AS pinned
            FROM credit_records c JOIN clawbrain_files f ON f.id = c.id
           GROUP BY c.id ORDER BY c.score DESC, c.id",
     )?;
     stmt.query_map([], |r| {
-        Ok((credit_row(r)?, r.get(6)?, r.get::<_, i64>(7)? != 0))
+        Ok((
+            credit_row(r)?,
+            r.get("name")?,
+            r.get::<_, i64>("pinned")? != 0,
+        ))
     })?
     .collect()
 }
@@ -529,7 +537,7 @@ pub fn digest_rows(
                FROM clawbrain_files f LEFT JOIN credit_records c ON c.id = f.id
               WHERE f.pinned = 1 ORDER BY COALESCE(c.score, -1) DESC, f.path LIMIT ?1",
         )?
-        .query_map([limit as i64], |r| Ok((file_row(r)?, r.get(10)?)))?
+        .query_map([limit as i64], |r| Ok((file_row(r)?, r.get("score")?)))?
         .collect::<Result<_, _>>()?;
     let rest = limit.saturating_sub(rows.len());
     let mut stmt = conn.prepare_cached(
@@ -537,7 +545,7 @@ pub fn digest_rows(
            FROM credit_records c JOIN clawbrain_files f ON f.id = c.id
           WHERE f.pinned = 0 ORDER BY c.score DESC LIMIT ?1",
     )?;
-    for row in stmt.query_map([rest as i64], |r| Ok((file_row(r)?, r.get(10)?)))? {
+    for row in stmt.query_map([rest as i64], |r| Ok((file_row(r)?, r.get("score")?)))? {
         rows.push(row?);
     }
     Ok(rows)
@@ -565,7 +573,7 @@ pub fn decay_rows(conn: &Connection) -> rusqlite::Result<Vec<(CreditRow, Option<
         "SELECT c.id, c.score, c.access_count, c.created_at, c.last_accessed, c.decay_rate, d.decayed_until
            FROM credit_records c LEFT JOIN clawbrain_decay d ON d.id = c.id ORDER BY c.id",
     )?;
-    stmt.query_map([], |r| Ok((credit_row(r)?, r.get(6)?)))?
+    stmt.query_map([], |r| Ok((credit_row(r)?, r.get("decayed_until")?)))?
         .collect()
 }
 
@@ -602,8 +610,8 @@ pub fn log(
 
 /// The newest `created_at` of a lifecycle action.
 pub fn last_action(conn: &Connection, action: &str) -> rusqlite::Result<Option<String>> {
-    conn.prepare_cached("SELECT MAX(created_at) FROM lifecycle_log WHERE action = ?1")?
-        .query_row([action], |r| r.get(0))
+    conn.prepare_cached("SELECT MAX(created_at) AS last FROM lifecycle_log WHERE action = ?1")?
+        .query_row([action], |r| r.get("last"))
 }
 
 /// Every episode id named in a `promote` row (malformed rows ignored).
@@ -611,7 +619,7 @@ pub fn promoted_episodes(conn: &Connection) -> rusqlite::Result<Vec<String>> {
     let mut stmt =
         conn.prepare_cached("SELECT target_ids FROM lifecycle_log WHERE action = 'promote'")?;
     let rows: Vec<String> = stmt
-        .query_map([], |r| r.get(0))?
+        .query_map([], |r| r.get("target_ids"))?
         .collect::<Result<_, _>>()?;
     Ok(rows
         .iter()

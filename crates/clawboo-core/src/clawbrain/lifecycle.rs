@@ -19,7 +19,8 @@ use serde::Serialize;
 
 use super::engine::{self, CreditRow, FileRow};
 use super::frontmatter::Frontmatter;
-use super::{Brain, BrainError, Delta, MemoryType, Refresh, time, vault};
+use super::index::{Delta, Refresh};
+use super::{Brain, BrainError, MemoryType, time, vault};
 
 /// The knobs of `STRATEGY.md` (config names of the reference's docs).
 #[derive(Debug, Clone, PartialEq)]
@@ -136,7 +137,7 @@ struct Pass<'a> {
 }
 
 /// `memory_compact`'s answer.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct CompactReport {
     /// Merged episodes written.
     pub consolidated: usize,

@@ -4,6 +4,7 @@
 use clawboo_tests::{TempDir, clawbrain_score};
 use rusqlite::Connection;
 
+use super::memories::negated;
 use super::*;
 
 /// 2026-02-20T14:30:00.000Z.
@@ -103,7 +104,7 @@ impl Vault {
         let mut stmt = db
             .prepare("SELECT target_ids, details FROM lifecycle_log WHERE action = ?1 ORDER BY id")
             .unwrap();
-        stmt.query_map([action], |r| Ok((r.get(0)?, r.get(1)?)))
+        stmt.query_map([action], |r| Ok((r.get("target_ids")?, r.get("details")?)))
             .unwrap()
             .collect::<Result<_, _>>()
             .unwrap()
@@ -137,7 +138,9 @@ fn retrieval_counts_the_access_and_records_one_turn() {
         .db()
         .prepare("SELECT retrieved_memory_ids, outcome FROM turn_records")
         .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .query_map([], |r| {
+            Ok((r.get("retrieved_memory_ids")?, r.get("outcome")?))
+        })
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
@@ -172,15 +175,17 @@ fn s18_ema_moves_scores_and_clamps_them_to_the_unit_interval() {
     let events: i64 = v
         .db()
         .query_row(
-            "SELECT COUNT(*) FROM credit_events WHERE memory_id = 'entity-projects-a'",
+            "SELECT COUNT(*) AS n FROM credit_events WHERE memory_id = 'entity-projects-a'",
             [],
-            |r| r.get(0),
+            |r| r.get("n"),
         )
         .unwrap();
     assert_eq!(events, 4);
     let access: i64 = v
         .db()
-        .query_row("SELECT access_count FROM credit_records", [], |r| r.get(0))
+        .query_row("SELECT access_count FROM credit_records", [], |r| {
+            r.get("access_count")
+        })
         .unwrap();
     assert_eq!(access, 8, "4 retrievals and 4 outcomes");
 }
@@ -336,9 +341,9 @@ fn s22_consolidation_merges_same_day_episodes_sharing_a_tag() {
         let rows: i64 = v
             .db()
             .query_row(
-                "SELECT COUNT(*) FROM credit_records WHERE id = ?1",
+                "SELECT COUNT(*) AS n FROM credit_records WHERE id = ?1",
                 [gone],
-                |r| r.get(0),
+                |r| r.get("n"),
             )
             .unwrap();
         assert_eq!(rows, 0);

@@ -1,101 +1,53 @@
-//! ISO-8601 timestamps as the reference writes them (`Date.toISOString()`: UTC, milliseconds, `Z`)
-//! and the few date sums the lifecycle needs.
+//! ISO-8601 timestamps as the reference writes them (`Date.toISOString()`: UTC, milliseconds, `Z`),
+//! through `chrono`.
 //!
 //! Owns: converting epoch milliseconds to and from `YYYY-MM-DDTHH:MM:SS.sssZ`. Guarantees: the
 //! writer's output always parses back to the same instant; the reader also accepts the forms a
-//! person types by hand (no milliseconds, `+00:00`, a bare date). Must never: panic on any input.
+//! person types by hand (no milliseconds, no seconds, a space for the `T`, an offset such as
+//! `+01:00`, `+0100` or `+01`, no offset at all for UTC, a bare date), and refuses a date that
+//! does not exist. Must never: panic on any input.
 
-/// Days from 1970-01-01 to the civil date `y-m-d` (proleptic Gregorian).
-fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let m = i64::from(m);
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(d) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
+use chrono::{DateTime, NaiveDate, NaiveDateTime, SecondsFormat, Utc};
 
-/// The civil date of `days` since 1970-01-01.
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
-}
-
-/// `ms` since the epoch as `YYYY-MM-DDTHH:MM:SS.sssZ`.
+/// `ms` since the epoch as `YYYY-MM-DDTHH:MM:SS.sssZ` (an instant beyond chrono's range of about
+/// ±262,000 years is written as the nearest one it can name).
 pub fn iso(ms: i64) -> String {
-    let days = ms.div_euclid(86_400_000);
-    let rem = ms.rem_euclid(86_400_000);
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3_600_000,
-        rem / 60_000 % 60,
-        rem / 1000 % 60,
-        rem % 1000
-    )
+    let at = DateTime::<Utc>::from_timestamp_millis(ms).unwrap_or(if ms < 0 {
+        DateTime::<Utc>::MIN_UTC
+    } else {
+        DateTime::<Utc>::MAX_UTC
+    });
+    at.to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
-/// Parses an ISO-8601 UTC timestamp (or a bare `YYYY-MM-DD`) into epoch milliseconds.
+/// The forms with an offset (`%#z`: `Z`, `+01:00`, `+0100`, `+01`), then without one (UTC).
+const WITH_OFFSET: [&str; 2] = ["%Y-%m-%dT%H:%M:%S%.f%#z", "%Y-%m-%dT%H:%M%#z"];
+const WITHOUT_OFFSET: [&str; 2] = ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%dT%H:%M"];
+
+/// Parses an ISO-8601 timestamp (or a bare `YYYY-MM-DD`, midnight UTC) into epoch milliseconds.
 pub fn parse_iso(text: &str) -> Option<i64> {
-    let text = text.trim().trim_matches(|c| c == '"' || c == '\'');
-    let num = |s: &str| -> Option<i64> {
-        (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
-            .then(|| s.parse().ok())
-            .flatten()
-    };
-    let date = text.get(..10)?;
-    let mut parts = date.split('-');
-    let y = num(parts.next()?)?;
-    let m = u32::try_from(num(parts.next()?)?).ok()?;
-    let d = u32::try_from(num(parts.next()?)?).ok()?;
-    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
-        return None;
+    let text = text.trim().trim_matches(['"', '\'']);
+    if let Ok(date) = NaiveDate::parse_from_str(text, "%Y-%m-%d") {
+        return Some(
+            date.and_time(chrono::NaiveTime::MIN)
+                .and_utc()
+                .timestamp_millis(),
+        );
     }
-    let mut ms = days_from_civil(y, m, d) * 86_400_000;
-    let rest = &text[10..];
-    if rest.is_empty() {
-        return Some(ms);
-    }
-    let rest = rest.strip_prefix(['T', ' '])?;
-    let (clock, offset) = match rest.find(['Z', 'z', '+', '-']) {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, ""),
+    let text = match text.split_at_checked(10) {
+        Some((date, rest)) if rest.starts_with(' ') => format!("{date}T{}", &rest[1..]),
+        _ => text.to_owned(),
     };
-    let (hms, frac) = clock.split_once('.').unwrap_or((clock, ""));
-    let mut hms = hms.split(':');
-    let h = num(hms.next()?)?;
-    let min = num(hms.next().unwrap_or("0"))?;
-    let s = num(hms.next().unwrap_or("0"))?;
-    if h > 23 || min > 59 || s > 60 {
-        return None;
-    }
-    let frac_ms = if frac.is_empty() {
-        0
-    } else {
-        let digits: String = frac.chars().chain("000".chars()).take(3).collect();
-        num(&digits)?
-    };
-    ms += h * 3_600_000 + min * 60_000 + s * 1000 + frac_ms;
-    let offset_ms = match offset {
-        "" | "Z" | "z" => 0,
-        o => {
-            let sign = if o.starts_with('-') { -1 } else { 1 };
-            let body = o[1..].replace(':', "");
-            let oh = num(body.get(..2)?)?;
-            let om = num(body.get(2..).unwrap_or("0")).unwrap_or(0);
-            sign * (oh * 3_600_000 + om * 60_000)
-        }
-    };
-    Some(ms - offset_ms)
+    WITH_OFFSET
+        .iter()
+        .find_map(|format| DateTime::parse_from_str(&text, format).ok())
+        .map(|at| at.timestamp_millis())
+        .or_else(|| {
+            WITHOUT_OFFSET
+                .iter()
+                .find_map(|format| NaiveDateTime::parse_from_str(&text, format).ok())
+                .map(|at| at.and_utc().timestamp_millis())
+        })
 }
 
 #[cfg(test)]
@@ -107,6 +59,8 @@ mod tests {
         assert_eq!(iso(0), "1970-01-01T00:00:00.000Z");
         assert_eq!(iso(1_771_597_800_000), "2026-02-20T14:30:00.000Z");
         assert_eq!(iso(951_782_400_123), "2000-02-29T00:00:00.123Z");
+        assert_eq!(iso(-1), "1969-12-31T23:59:59.999Z");
+        assert!(iso(i64::MAX).starts_with('+'), "{}", iso(i64::MAX));
     }
 
     #[test]
@@ -123,14 +77,20 @@ mod tests {
 
     #[test]
     fn hand_typed_forms_parse() {
+        const T: i64 = 1_771_597_800_000;
         assert_eq!(parse_iso("2026-02-20"), Some(1_771_545_600_000));
-        assert_eq!(parse_iso("2026-02-20T14:30:00Z"), Some(1_771_597_800_000));
-        assert_eq!(
-            parse_iso("2026-02-20T15:30:00+01:00"),
-            Some(1_771_597_800_000)
-        );
+        assert_eq!(parse_iso("2026-02-20T14:30:00Z"), Some(T));
+        assert_eq!(parse_iso("\"2026-02-20T14:30:00.000Z\""), Some(T));
+        assert_eq!(parse_iso("2026-02-20T15:30:00+01:00"), Some(T));
+        assert_eq!(parse_iso("2026-02-20T15:30:00+0100"), Some(T));
+        assert_eq!(parse_iso("2026-02-20T09:30-05"), Some(T));
+        assert_eq!(parse_iso("2026-02-20 14:30"), Some(T));
+        assert_eq!(parse_iso("2026-02-20T14:30:00"), Some(T));
+        assert_eq!(parse_iso("2026-02-20T14:30:00.1239Z"), Some(T + 123));
         assert_eq!(parse_iso("yesterday"), None);
         assert_eq!(parse_iso("2026-13-01"), None);
+        assert_eq!(parse_iso("2026-02-30"), None);
+        assert_eq!(parse_iso("2026-02-20T14:30:00Zjunk"), None);
         assert_eq!(parse_iso(""), None);
     }
 }

@@ -24,40 +24,43 @@ use std::process::ExitCode;
 use serde::Serialize;
 use serde_json::json;
 
-use super::{BinInfo, EXIT_USAGE, open_db};
+use super::{BinInfo, open_db, usage_error};
+use crate::args::{Args, Usage, Word};
 use crate::broker::approvals::{ApprovalRow, Resolution, ResolveError, Resolved, Status};
 use crate::broker::audit;
 use crate::broker::availability::AvailabilityContext;
 use crate::broker::operator::{self as queries, SwitchError};
 use crate::db::Db;
 
-/// The `--help` lines of the operator commands for `bin`.
-pub fn usage(bin: &str) -> String {
+/// The operator commands: `(name, synopsis, what it does)`, as the bin's help lists them.
+pub fn commands() -> Vec<(&'static str, String, String)> {
     [
         (
-            "tools [--json]",
+            "tools",
+            "[--json]",
             "the tools with their risk, availability and diagnostics",
         ),
         (
-            "approvals [--json]",
+            "approvals",
+            "[--json]",
             "the pending approval queue, newest first",
         ),
         (
-            "approve ID [--always] [--json]",
+            "approve",
+            "ID [--always] [--json]",
             "let a waiting call run (--always: stop asking this agent for this tool)",
         ),
-        ("deny ID [--json]", "refuse a waiting call"),
+        ("deny", "ID [--json]", "refuse a waiting call"),
         (
-            "audit [--tool NAME] [--limit N] [--json]",
+            "audit",
+            "[--tool NAME] [--limit N] [--json]",
             "the tool-call audit log, newest first (default 100 rows)",
         ),
-        (
-            "enable TOOL | disable TOOL [--json]",
-            "switch calls to a tool on or off",
-        ),
+        ("enable", "TOOL [--json]", "switch calls to a tool on"),
+        ("disable", "TOOL [--json]", "switch calls to a tool off"),
     ]
-    .iter()
-    .map(|(command, meaning)| format!("    {bin} {command}\n        {meaning}\n"))
+    .into_iter()
+    .map(|(name, synopsis, about)| (name, synopsis.to_owned(), about.to_owned()))
     .collect()
 }
 
@@ -121,52 +124,32 @@ impl Report {
     }
 }
 
-/// Reads an operator command from `args`; `None` when `args` does not start with one (the bin then
-/// serves, or handles its flags).
-pub fn parse(args: &[String]) -> Option<Result<Invocation, String>> {
+/// Reads an operator command from `args`; `None` when `args` does not start with one.
+pub fn parse(args: &[String]) -> Option<Result<Invocation, Usage>> {
     let (name, rest) = args.split_first()?;
-    let known = [
-        "tools",
-        "approvals",
-        "approve",
-        "deny",
-        "audit",
-        "enable",
-        "disable",
-    ];
-    if !known.contains(&name.as_str()) {
+    if !commands().iter().any(|(known, _, _)| known == name) {
         return None;
     }
     Some(parse_command(name, rest))
 }
 
-fn parse_command(name: &str, rest: &[String]) -> Result<Invocation, String> {
+fn parse_command(name: &str, rest: &[String]) -> Result<Invocation, Usage> {
     let mut json = false;
     let mut always = false;
     let mut tool = None;
     let mut limit = audit::DEFAULT_LIMIT;
     let mut positional = Vec::new();
-    let mut words = rest.iter();
-    while let Some(word) = words.next() {
-        match word.as_str() {
-            "--json" => json = true,
-            "--always" if name == "approve" => always = true,
-            "--tool" | "--limit" if name == "audit" => {
-                let value = words
-                    .next()
-                    .ok_or_else(|| format!("{word} needs a value"))?;
-                if word == "--tool" {
-                    tool = Some(value.clone());
-                } else {
-                    limit = value.parse().map_err(|_| {
-                        format!("--limit needs a whole number of rows, got {value:?}")
-                    })?;
-                }
+    let mut args = Args::new(rest);
+    while let Some(word) = args.next_word()? {
+        match (&word, name) {
+            (Word::Flag(flag), _) if flag == "--json" => json = true,
+            (Word::Flag(flag), "approve") if flag == "--always" => always = true,
+            (Word::Flag(flag), "audit") if flag == "--tool" => tool = Some(args.value()?),
+            (Word::Flag(flag), "audit") if flag == "--limit" => {
+                limit = args.parsed("a whole number of rows")?
             }
-            flag if flag.starts_with("--") => {
-                return Err(format!("{name}: unexpected argument {flag:?}"));
-            }
-            _ => positional.push(word.clone()),
+            (Word::Plain(text), _) => positional.push(text.clone()),
+            _ => return Err(word.unexpected()),
         }
     }
     let wants_one = matches!(name, "approve" | "deny" | "enable" | "disable");
@@ -176,12 +159,9 @@ fn parse_command(name: &str, rest: &[String]) -> Result<Invocation, String> {
         "an approval id"
     };
     match (wants_one, positional.len()) {
-        (true, 1) => {}
-        (true, _) => return Err(format!("{name} needs exactly one argument: {what}")),
-        (false, 0) => {}
-        (false, _) => {
-            return Err(format!("{name}: unexpected argument {:?}", positional[0]));
-        }
+        (true, 1) | (false, 0) => {}
+        (true, _) => return Err(Usage(format!("needs exactly one argument: {what}"))),
+        (false, _) => return Err(crate::args::unexpected(&positional[0])),
     }
     let one = positional.pop().unwrap_or_default();
     let command = match name {
@@ -208,35 +188,23 @@ fn parse_command(name: &str, rest: &[String]) -> Result<Invocation, String> {
     Ok(Invocation { command, json })
 }
 
-/// Runs `args` if it is an operator command: opens the database named by the environment, runs
-/// the command, prints its report and returns its exit code. `None` when `args` is not one.
+/// Runs the operator command `name` with `rest`: opens the database named by the environment,
+/// runs the command, prints its report and returns its exit code.
 ///
 /// Errors follow the bins' one style: `{"error":…}` on stdout under `--json`, else one line on
 /// stderr prefixed with the bin's name; exit 2 for usage, 1 for failure.
-pub fn dispatch(info: &BinInfo, args: &[String]) -> Option<ExitCode> {
+pub fn dispatch(info: &BinInfo, name: &str, rest: &[String]) -> ExitCode {
     let bin = info.bin;
-    let json = args.iter().any(|a| a == "--json");
-    let invocation = match parse(args)? {
+    let json = rest.iter().any(|a| a == "--json");
+    let invocation = match parse_command(name, rest) {
         Ok(invocation) => invocation,
-        Err(message) => {
-            let report = failure(json, &format!("{message}; run `{bin} --help` for usage"));
-            return Some(emit(
-                bin,
-                Report {
-                    code: EXIT_USAGE,
-                    ..report
-                },
-            ));
-        }
+        Err(usage) => return usage_error(bin, name, json, &usage),
     };
     let db = match open_db(info, json) {
         Ok(db) => db,
-        Err(code) => return Some(code),
+        Err(code) => return code,
     };
-    Some(emit(
-        bin,
-        run(&db, &AvailabilityContext::process(), &invocation),
-    ))
+    emit(bin, run(&db, &AvailabilityContext::process(), &invocation))
 }
 
 /// Prints `report` (its stderr lines prefixed with `bin`) and returns its exit code.
@@ -350,37 +318,38 @@ fn pending(db: &Db, json: bool) -> rusqlite::Result<Report> {
 }
 
 fn resolve(db: &Db, id: &str, resolution: Resolution, json: bool) -> rusqlite::Result<Report> {
-    let (row, text) = match queries::resolve(db, id, resolution) {
-        Ok(Resolved { row, changed: true }) => {
-            let text = recorded_text(&row, resolution);
-            (row, text)
-        }
-        Ok(Resolved {
-            row,
-            changed: false,
-        }) => {
-            let text = format!(
-                "approval {} ({}) was already resolved as {}{}; nothing changed",
-                row.id,
-                row.tool_name,
-                row.status,
-                at(row.resolved_at)
-            );
-            (row, text)
-        }
-        Err(ResolveError::NotFound { .. }) => {
-            let message = if json {
-                "approval not found".to_owned()
-            } else {
-                format!("no approval with id {id:?}; `approvals` lists the pending ones")
-            };
-            return Ok(failure(json, &message));
-        }
-        Err(ResolveError::Conflict { row, asked }) => {
-            return Ok(conflict(&row, asked, json));
-        }
-        Err(ResolveError::Db(e)) => return Err(e),
-    };
+    let (row, text) =
+        match queries::resolve(db, id, resolution, crate::host::Caller::LOCAL_OPERATOR) {
+            Ok(Resolved { row, changed: true }) => {
+                let text = recorded_text(&row, resolution);
+                (row, text)
+            }
+            Ok(Resolved {
+                row,
+                changed: false,
+            }) => {
+                let text = format!(
+                    "approval {} ({}) was already resolved as {}{}; nothing changed",
+                    row.id,
+                    row.tool_name,
+                    row.status,
+                    at(row.resolved_at)
+                );
+                (row, text)
+            }
+            Err(ResolveError::NotFound { .. }) => {
+                let message = if json {
+                    "approval not found".to_owned()
+                } else {
+                    format!("no approval with id {id:?}; `approvals` lists the pending ones")
+                };
+                return Ok(failure(json, &message));
+            }
+            Err(ResolveError::Conflict { row, asked }) => {
+                return Ok(conflict(&row, asked, json));
+            }
+            Err(ResolveError::Db(e)) => return Err(e),
+        };
     let out = if json {
         line(&json!({ "ok": true, "approval": row }))
     } else {

@@ -1,5 +1,8 @@
 //! The REST routes of seed 003: `GET /api/tools`, `GET /api/tools/approvals`,
 //! `POST /api/tools/approvals/:id/resolve`, `GET /api/tools/audit`, `GET /api/mcp/config`.
+//! A resolve that changes a row is recorded as an operator action under the caller's name; the
+//! audit log takes the console's filters (`agent`, `decision`, `since`, `until`) and pages with a
+//! `cursor` (`nextCursor`).
 //!
 //! Owns: request parsing and the response shapes (`{"ok":true,…}`, `{"error":…}` with
 //! credential-shaped text masked). Rows come from the broker's typed operator queries
@@ -9,7 +12,8 @@
 //!
 //! Decisions beyond the reference: every summary in every response is masked again for display,
 //! the resolve answer included (the reference returned it as stored); a resolve that conflicts
-//! with the row's end (another decision, or expired) answers 200 with the row as it is; `limit` must be a whole number
+//! with the row's end (another decision, or expired) answers 200 with the row as it is; a
+//! resolve records the request's [`Caller`] as `resolvedBy`; `limit` must be a whole number
 //! (the reference's `Number()` quirks are not kept) and an unknown `runtime`/`transport` is a 400
 //! like an unknown `server`.
 //!
@@ -21,14 +25,16 @@ use std::path::Path;
 use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
+use super::caller::Caller;
 use super::error;
 use crate::attach::{self, AttachRequest, Runtime, Transport};
 use crate::binding::{Scope, ServerKind};
+use crate::broker::actions::Action;
 use crate::broker::approvals::{Resolution, ResolveError, Resolved};
-use crate::broker::audit;
+use crate::broker::audit::{self, AuditFilter};
 use crate::broker::availability::AvailabilityContext;
 use crate::broker::operator;
-use crate::db::Db;
+use crate::db::{Db, Keyset};
 use crate::mcp::http::{HttpResponse, json_response};
 use crate::signature::BindingKey;
 
@@ -44,6 +50,7 @@ fn ok(body: Value) -> HttpResponse {
 /// The `/api/tools/…` routes that touch the database (run on the blocking pool).
 pub fn tools_route(
     db: &Db,
+    caller: &Caller,
     method: &Method,
     path: &str,
     query: Option<&str>,
@@ -60,7 +67,7 @@ pub fn tools_route(
             .and_then(|rest| rest.strip_suffix("/resolve"))
             .filter(|id| !id.is_empty() && !id.contains('/'))
         {
-            Some(id) => resolve(db, id, body),
+            Some(id) => resolve(db, caller, id, body),
             None => return error(StatusCode::NOT_FOUND, &format!("no route for {p}")),
         },
         (_, p) => return error(StatusCode::NOT_FOUND, &format!("no route for {p}")),
@@ -122,14 +129,20 @@ fn parse_decision(body: &[u8]) -> Result<Resolution, Box<HttpResponse>> {
     }
 }
 
-fn resolve(db: &Db, id: &str, body: &[u8]) -> rusqlite::Result<HttpResponse> {
+fn resolve(db: &Db, caller: &Caller, id: &str, body: &[u8]) -> rusqlite::Result<HttpResponse> {
     let resolution = match parse_decision(body) {
         Ok(resolution) => resolution,
         Err(response) => return Ok(*response),
     };
     // Seed 003: the first decision wins, and a row that already ended is answered 200 as it is.
-    let row = match operator::resolve(db, id, resolution) {
-        Ok(Resolved { row, .. }) => row,
+    let row = match operator::resolve(db, id, resolution, caller.name()) {
+        Ok(Resolved { row, changed }) => {
+            if changed {
+                let target = format!("approval {id}: {}", resolution.as_str());
+                operator::record_action(db, caller.name(), Action::ApprovalResolve, &target)?;
+            }
+            row
+        }
         Err(ResolveError::Conflict { row, .. }) => *row,
         Err(ResolveError::NotFound { .. }) => {
             return Ok(error(StatusCode::NOT_FOUND, "approval not found"));
@@ -139,8 +152,29 @@ fn resolve(db: &Db, id: &str, body: &[u8]) -> rusqlite::Result<HttpResponse> {
     Ok(ok(json!({ "ok": true, "approval": row })))
 }
 
+/// `GET /api/tools/audit?toolName=&agent=&decision=&since=&until=&limit=&cursor=`: newest first,
+/// with the next page's cursor (`null` at the end).
 fn audit_log(db: &Db, query: Option<&str>) -> rusqlite::Result<HttpResponse> {
-    let tool = query_value(query, "toolName").filter(|t| !t.is_empty());
+    let given = |name: &str| query_value(query, name).filter(|t| !t.trim().is_empty());
+    let mut filter = AuditFilter {
+        tool_name: given("toolName"),
+        agent_id: given("agent"),
+        decision: given("decision"),
+        ..AuditFilter::default()
+    };
+    for (name, slot) in [("since", &mut filter.since), ("until", &mut filter.until)] {
+        if let Some(text) = given(name) {
+            match text.trim().parse::<i64>() {
+                Ok(ms) => *slot = Some(ms),
+                Err(_) => {
+                    return Ok(error(
+                        StatusCode::BAD_REQUEST,
+                        &format!("{name}: expected a whole number of ms, got {text:?}"),
+                    ));
+                }
+            }
+        }
+    }
     let limit = match query_value(query, "limit") {
         None => audit::DEFAULT_LIMIT,
         Some(text) => match text.trim().parse::<u32>() {
@@ -153,8 +187,22 @@ fn audit_log(db: &Db, query: Option<&str>) -> rusqlite::Result<HttpResponse> {
             }
         },
     };
-    let rows = operator::audit_log(db, tool.as_deref(), limit)?;
-    Ok(ok(json!({ "ok": true, "audit": rows })))
+    let cursor = match given("cursor") {
+        None => None,
+        Some(text) => match Keyset::decode(&text) {
+            Some(cursor) => Some(cursor),
+            None => {
+                return Ok(error(
+                    StatusCode::BAD_REQUEST,
+                    "cursor: not a cursor this route gave (start again without it)",
+                ));
+            }
+        },
+    };
+    let (rows, next) = operator::audit_page(db, &filter, limit, cursor)?;
+    Ok(ok(
+        json!({ "ok": true, "audit": rows, "nextCursor": next.map(Keyset::encode) }),
+    ))
 }
 
 /// `GET /api/mcp/config?server=&runtime=&transport=&scopeTeamId=&scopeAgentId=`: the attach
@@ -196,16 +244,11 @@ pub fn mcp_config(
     } else {
         addr
     };
+    let bin = crate::servers::registry::entry(server).bin;
     let bin_path = std::env::current_exe()
         .ok()
-        .and_then(|exe| {
-            exe.parent()
-                .map(|dir| dir.join(format!("clawboo-mcp-{server}")))
-        })
-        .map_or_else(
-            || format!("clawboo-mcp-{server}"),
-            |p| p.display().to_string(),
-        );
+        .and_then(|exe| exe.parent().map(|dir| dir.join(bin)))
+        .map_or_else(|| bin.to_owned(), |p| p.display().to_string());
     let request = AttachRequest {
         runtime,
         server,

@@ -2,19 +2,20 @@
 //! four servers in one list and hand any of them to one of the three ways of running it (stdio,
 //! Streamable HTTP, in process).
 //!
-//! Owns: the erasure (a [`Server<S>`] behind a trait object, served to rmcp through [`Handler`])
-//! and [`serve_stdio`]. Guarantees: an erased server answers exactly as the [`Server<S>`] it wraps
-//! ([`Handler`] forwards every request the server handles and leaves the rest to rmcp's defaults,
-//! as [`Server<S>`] does); whoever ends a session runs the server's close hooks once the session is
-//! over ([`serve_stdio`] does, as do the in-process client and the HTTP service).
+//! Owns: the erasure (a [`Server<S>`] behind a trait object) and [`Handler`], the crate's one
+//! `ServerHandler`: every way of serving (stdio, in process, Streamable HTTP) hands rmcp a
+//! [`Handler`], so no second implementation can fall behind it. The requests a server answers are
+//! the methods of [`ErasedServer`], which have no defaults: answering one more request means one
+//! more method there, and the compiler asks for its implementation on [`Server<S>`] and for its use
+//! here (a unit test checks that no other `ServerHandler` implementation appears in `mcp/`).
+//! Guarantees: whoever ends a session runs the server's close hooks once the session is over
+//! ([`serve_stdio`] does, as do the in-process client and the HTTP service).
 //!
 //! Decision: a built server is **one session's** server. Its close hooks (the tools server's
 //! broker stops waiting for approvals) run when that session ends; serve a fresh server per
 //! session (the HTTP service builds one per `initialize` for this reason).
 //!
-//! Must never: expose rmcp types in its public methods (rmcp's version is not part of the API), or
-//! fall behind `Server<S>`'s `ServerHandler` implementation: a method overridden there is forwarded
-//! here too.
+//! Must never: expose rmcp types in its public methods (rmcp's version is not part of the API).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -34,7 +35,7 @@ type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 type Context = RequestContext<RoleServer>;
 
 /// What every [`Server<S>`] can do once its state type is forgotten: its identity, its close
-/// hooks, stdio serving, and the requests its [`ServerHandler`] implementation answers.
+/// hooks, stdio serving, and the requests it answers (no method has a default).
 trait ErasedServer: Send + Sync {
     fn name(&self) -> &'static str;
     fn version(&self) -> &'static str;
@@ -42,25 +43,16 @@ trait ErasedServer: Send + Sync {
     fn close(&self);
     fn serve_stdio(&self) -> BoxFuture<'static, Result<(), ServeError>>;
     fn info(&self) -> ServerConfig;
-    fn list_tools(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: Context,
-    ) -> BoxFuture<'_, Result<ListToolsResult, ErrorData>>;
+    fn list_tools(&self, context: &Context) -> ListToolsResult;
     fn call_tool(
         &self,
         request: CallToolRequestParams,
         context: Context,
     ) -> BoxFuture<'_, Result<CallToolResponse, ErrorData>>;
-    fn list_prompts(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: Context,
-    ) -> BoxFuture<'_, Result<ListPromptsResult, ErrorData>>;
+    fn list_prompts(&self) -> ListPromptsResult;
     fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        context: Context,
     ) -> BoxFuture<'_, Result<GetPromptResponse, ErrorData>>;
 }
 
@@ -86,15 +78,11 @@ impl<S: Send + Sync + 'static> ErasedServer for Server<S> {
     }
 
     fn info(&self) -> ServerConfig {
-        ServerHandler::get_info(self)
+        Server::info(self)
     }
 
-    fn list_tools(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: Context,
-    ) -> BoxFuture<'_, Result<ListToolsResult, ErrorData>> {
-        Box::pin(ServerHandler::list_tools(self, request, context))
+    fn list_tools(&self, context: &Context) -> ListToolsResult {
+        self.list_tools_result(context.protocol_version().as_ref())
     }
 
     fn call_tool(
@@ -102,28 +90,23 @@ impl<S: Send + Sync + 'static> ErasedServer for Server<S> {
         request: CallToolRequestParams,
         context: Context,
     ) -> BoxFuture<'_, Result<CallToolResponse, ErrorData>> {
-        Box::pin(ServerHandler::call_tool(self, request, context))
+        Box::pin(self.call_tool_request(request, context))
     }
 
-    fn list_prompts(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: Context,
-    ) -> BoxFuture<'_, Result<ListPromptsResult, ErrorData>> {
-        Box::pin(ServerHandler::list_prompts(self, request, context))
+    fn list_prompts(&self) -> ListPromptsResult {
+        self.list_prompts_result()
     }
 
     fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        context: Context,
     ) -> BoxFuture<'_, Result<GetPromptResponse, ErrorData>> {
-        Box::pin(ServerHandler::get_prompt(self, request, context))
+        Box::pin(self.get_prompt_request(request))
     }
 }
 
-/// An [`McpServer`] as rmcp serves it (in process and over HTTP). Not public, so rmcp's traits stay
-/// out of the API.
+/// A server as rmcp serves it, over any transport: the crate's one `ServerHandler`. Not public, so
+/// rmcp's traits stay out of the API.
 #[derive(Clone)]
 pub(crate) struct Handler(Arc<dyn ErasedServer>);
 
@@ -134,10 +117,10 @@ impl ServerHandler for Handler {
 
     async fn list_tools(
         &self,
-        request: Option<PaginatedRequestParams>,
+        _request: Option<PaginatedRequestParams>,
         context: Context,
     ) -> Result<ListToolsResult, ErrorData> {
-        self.0.list_tools(request, context).await
+        Ok(self.0.list_tools(&context))
     }
 
     async fn call_tool(
@@ -150,18 +133,18 @@ impl ServerHandler for Handler {
 
     async fn list_prompts(
         &self,
-        request: Option<PaginatedRequestParams>,
-        context: Context,
+        _request: Option<PaginatedRequestParams>,
+        _context: Context,
     ) -> Result<ListPromptsResult, ErrorData> {
-        self.0.list_prompts(request, context).await
+        Ok(self.0.list_prompts())
     }
 
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        context: Context,
+        _context: Context,
     ) -> Result<GetPromptResponse, ErrorData> {
-        self.0.get_prompt(request, context).await
+        self.0.get_prompt(request).await
     }
 }
 
@@ -192,6 +175,12 @@ impl McpServer {
     /// Erases `server`'s state type.
     pub(crate) fn new<S: Send + Sync + 'static>(server: Server<S>) -> Self {
         Self(Arc::new(server))
+    }
+
+    /// `server` as rmcp serves it (stdio keeps the typed server for its inline answers and hands
+    /// rmcp this).
+    pub(crate) fn handler_of<S: Send + Sync + 'static>(server: &Server<S>) -> Handler {
+        Handler(Arc::new(server.clone()))
     }
 
     /// The name it advertises in `initialize` (`clawboo-tasks`, `clawboo-memory`, …).
@@ -230,4 +219,25 @@ pub async fn serve_stdio(server: McpServer) -> Result<(), ServeError> {
     let outcome = server.0.serve_stdio().await;
     server.close();
     outcome
+}
+
+#[cfg(test)]
+mod tests {
+    /// The files of `mcp/` that implement rmcp's `ServerHandler`: only this one may.
+    #[test]
+    fn handler_is_the_only_server_handler() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/mcp");
+        let needle = ["impl", "ServerHandler", "for"].join(" ");
+        let mut implementing = Vec::new();
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                for _ in text.matches(&needle) {
+                    implementing.push(entry.file_name().to_string_lossy().into_owned());
+                }
+            }
+        }
+        assert_eq!(implementing, ["erased.rs"]);
+    }
 }

@@ -12,9 +12,19 @@
 //! at most `max_sessions` live at once per endpoint (a new `initialize` at the cap ends the
 //! least recently used session, so a client that never sends DELETE cannot grow memory).
 //!
-//! Clients that negotiate a protocol version per request without a session (rmcp's stateless
-//! path: requests carrying `_meta["io.modelcontextprotocol/protocolVersion"]`, `server/discover`)
-//! are served by a fresh server per request.
+//! Protocol versions: one mount answers both lifecycles. A client of `2024-11-05` through
+//! `2025-11-25` opens a session with `initialize` (as the seed says); a client of `2026-07-28`
+//! opens none: it may ask `server/discover`, then sends every request with its own `_meta`
+//! (`io.modelcontextprotocol/protocolVersion`, `…/clientCapabilities`, optionally `…/clientInfo`)
+//! and the `MCP-Protocol-Version` header, and each such request is served by a fresh server built
+//! from that request's own URL, so a URL binding and its signature are checked on every stateless
+//! request, never remembered. The header rules of that revision (the header must be present and
+//! equal the `_meta` version; `Mcp-Method`/`Mcp-Name` must match the body when sent) are rmcp's,
+//! answered 400 before any server is built.
+//!
+//! A DELETE that ends a session is answered `200` with an empty body, not rmcp's `202`: clients
+//! (the official Python SDK among them) take only `200` or `204` as a session ended, and the
+//! reference's TypeScript SDK answers `200`.
 //!
 //! Guarantees: a session's server is closed (its close hooks run, so a handler waiting on a person
 //! stops) when the session is deleted, evicted, idles out, or the host shuts down; a factory that
@@ -221,6 +231,15 @@ impl McpHttpService {
     pub async fn close_all(&self) {
         self.0.close_all().await
     }
+
+    /// Runs the close hooks of every session's server without ending the sessions: a call
+    /// waiting inside one (for a person, for a change) stops waiting and its answer still reaches
+    /// its client, on a connection that is still open. The first step of a graceful shutdown.
+    pub(crate) fn hang_up_all(&self) {
+        for tracked in self.0.tracked().values() {
+            tracked.server.close();
+        }
+    }
 }
 
 /// The request body, refused with 413 as soon as it is known to exceed `limit` bytes (from its
@@ -348,11 +367,14 @@ impl EndpointImpl {
         }
     }
 
+    /// Ends a session: its server's close hooks run first (a call waiting inside it, for a person
+    /// or for a change, stops waiting), then rmcp's session ends, which may wait for that call.
     async fn end_session(&self, id: &str) {
-        let _ = self.manager.close_session(&id.to_owned().into()).await;
-        if let Some(gone) = self.tracked().remove(id) {
+        let gone = self.tracked().remove(id);
+        if let Some(gone) = &gone {
             gone.server.close();
         }
+        let _ = self.manager.close_session(&id.to_owned().into()).await;
     }
 
     async fn sweep_ended(&self) {
@@ -403,7 +425,7 @@ impl EndpointImpl {
             return self.delegate(request).await;
         }
         let opens_session = method_of(&message) == Some("initialize");
-        if !opens_session && !is_stateless(&message) {
+        if !opens_session && !is_stateless(&message, request.headers()) {
             return session_error(NO_VALID_SESSION);
         }
         let (parts, body) = request.into_parts();
@@ -465,9 +487,12 @@ impl EndpointImpl {
                 }
                 self.touch(&id);
                 let deleting = request.method() == Method::DELETE;
-                let response = self.delegate(request).await;
+                let mut response = self.delegate(request).await;
                 if deleting {
                     self.end_session(&id).await;
+                    if response.status() == StatusCode::ACCEPTED {
+                        *response.status_mut() = StatusCode::OK;
+                    }
                 }
                 response
             }
@@ -502,21 +527,37 @@ fn method_of(message: &Value) -> Option<&str> {
     message.get("method")?.as_str()
 }
 
-/// A request rmcp serves without a session: one that names its protocol version per request, or
-/// `server/discover`.
-fn is_stateless(message: &Value) -> bool {
+/// A request rmcp serves without a session: `server/discover`, or one that names its protocol
+/// version per request, in its `_meta` or (for a version without sessions) in the
+/// `MCP-Protocol-Version` header; rmcp then checks that both are there and agree.
+fn is_stateless(message: &Value, headers: &HeaderMap) -> bool {
     if message.get("id").is_none() {
         return false;
     }
+    let sessionless_header = headers
+        .get(PROTOCOL_VERSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v >= FIRST_SESSIONLESS_VERSION);
     match method_of(message) {
         Some("server/discover") => true,
-        Some(_) => message
-            .pointer("/params/_meta")
-            .and_then(Value::as_object)
-            .is_some_and(|meta| meta.contains_key("io.modelcontextprotocol/protocolVersion")),
+        Some(_) => {
+            sessionless_header
+                || message
+                    .pointer("/params/_meta")
+                    .and_then(Value::as_object)
+                    .is_some_and(|meta| {
+                        meta.contains_key("io.modelcontextprotocol/protocolVersion")
+                    })
+        }
         None => false,
     }
 }
+
+/// The header a client names its protocol version in.
+const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
+
+/// The first protocol version without `initialize` and sessions.
+const FIRST_SESSIONLESS_VERSION: &str = "2026-07-28";
 
 /// A JSON-RPC error object as an HTTP response.
 pub(crate) fn jsonrpc_error(
@@ -563,19 +604,25 @@ mod tests {
 
     #[test]
     fn stateless_requests_are_the_ones_naming_a_version_per_request() {
+        let none = HeaderMap::new();
         let with_meta = json!({"jsonrpc":"2.0","id":1,"method":"tools/list",
             "params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}});
-        assert!(is_stateless(&with_meta));
-        assert!(is_stateless(
-            &json!({"jsonrpc":"2.0","id":1,"method":"server/discover"})
-        ));
-        assert!(!is_stateless(
-            &json!({"jsonrpc":"2.0","id":1,"method":"tools/list"})
-        ));
-        assert!(!is_stateless(
-            &json!({"jsonrpc":"2.0","method":"notifications/initialized"})
-        ));
-        assert!(!is_stateless(&json!([1, 2])));
+        assert!(is_stateless(&with_meta, &none));
+        let discover = json!({"jsonrpc":"2.0","id":1,"method":"server/discover"});
+        assert!(is_stateless(&discover, &none));
+        let bare = json!({"jsonrpc":"2.0","id":1,"method":"tools/list"});
+        assert!(!is_stateless(&bare, &none));
+        let mut headers = HeaderMap::new();
+        headers.insert("MCP-Protocol-Version", "2025-11-25".parse().unwrap());
+        assert!(!is_stateless(&bare, &headers), "a session-era version");
+        headers.insert("MCP-Protocol-Version", "2026-07-28".parse().unwrap());
+        assert!(
+            is_stateless(&bare, &headers),
+            "rmcp then names the missing _meta"
+        );
+        let notification = json!({"jsonrpc":"2.0","method":"notifications/initialized"});
+        assert!(!is_stateless(&notification, &headers));
+        assert!(!is_stateless(&json!([1, 2]), &none));
     }
 
     #[test]

@@ -1,10 +1,23 @@
 //! The MCP layer: the only module that touches rmcp.
 //!
 //! Owns: how a tool is declared ([`Tool::new`]: a name, a description, an argument type deriving
-//! `Deserialize + JsonSchema`, a handler), how a prompt is declared ([`Prompt`]), how a result is
-//! shaped (`content: [{type:"text"}]` with `isError` always present, `_meta.denied` on a policy
-//! denial), how domain errors become tool-errors ([`ToolError`], in [`to_call_result`]), and serving
-//! over stdio ([`stdio`]) and Streamable HTTP ([`http`]).
+//! `Deserialize + JsonSchema`, a handler; then its [`Annotations`] and, for a tool that answers
+//! JSON, its answer type with [`Tool::output`]), how a prompt is declared ([`Prompt`]), how a result
+//! is shaped (`content: [{type:"text"}]` with `isError` always present, `_meta.denied` on a policy
+//! denial, `structuredContent` beside the text of a tool with an output type), how domain errors
+//! become tool-errors ([`ToolError`], in [`to_call_result`]), and serving over stdio ([`stdio`])
+//! and Streamable HTTP ([`http`]).
+//!
+//! Structured output: a tool declared with [`Tool::output`] lists an `outputSchema` generated from
+//! its answer type, and its successful result carries `structuredContent`, the text block parsed:
+//! the text is byte for byte what it was before structured output existed, so a client that reads
+//! only `content` sees no change. An answer that is a JSON array is advertised and sent as the array
+//! it is (protocol `2026-07-28` allows any JSON value, SEP-2106), not wrapped in an object that
+//! the text would not match; a peer on an older version, which allows only objects, gets neither
+//! the schema nor the structured content of a tool whose schema is not an object (an array, or
+//! `memory_search`'s array-or-object), and reads the text as before. A peer on a version older than
+//! `2025-06-18`, which has no structured output and no tool `title`, gets neither; one older than
+//! `2025-03-26` gets no annotations.
 //!
 //! Guarantees: arguments are checked against the advertised schema before a handler runs, and a
 //! failure is a tool-error starting `invalid args: ` that names the field; an unknown tool is a
@@ -16,6 +29,7 @@
 //!
 //! Must never: know any domain. Servers declare their tools here; repositories never see MCP.
 
+mod annotations;
 mod erased;
 mod frame;
 pub mod http;
@@ -28,26 +42,33 @@ use std::sync::Arc;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
     GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult, ListToolsResult,
-    MetaObject, PaginatedRequestParams, PromptArgument, PromptMessage, ProtocolVersion, Role,
-    ServerCapabilities, ServerConfig, ServerResult,
+    MetaObject, PromptArgument, PromptMessage, ProtocolVersion, Role, ServerCapabilities,
+    ServerConfig, ServerResult,
 };
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, ServerHandler};
+use rmcp::{ErrorData, RoleServer};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+pub use annotations::Annotations;
 pub use erased::{McpServer, serve_stdio};
 pub use schema::input_schema_for;
 
 /// The version every server advertises and every bin reports: the workspace's package version.
 pub const SERVER_VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// A successful tool result: one or more text blocks.
+/// A successful tool result: one or more text blocks, and the structured content of a tool
+/// declared with an output type.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Reply {
     blocks: Vec<String>,
+    /// The first block is JSON ([`Reply::json`]).
+    json: bool,
+    /// `structuredContent`, and the first protocol version that may carry it: set by [`Tool`] for
+    /// a tool with an output type.
+    structured: Option<(Value, ProtocolVersion)>,
 }
 
 impl Reply {
@@ -55,13 +76,19 @@ impl Reply {
     pub fn json(value: &impl Serialize) -> Self {
         let text = serde_json::to_string_pretty(value)
             .unwrap_or_else(|e| format!("{{\"error\":\"unserialisable result: {e}\"}}"));
-        Self { blocks: vec![text] }
+        Self {
+            blocks: vec![text],
+            json: true,
+            structured: None,
+        }
     }
 
     /// A result whose text is `text` as it is.
     pub fn text(text: impl Into<String>) -> Self {
         Self {
             blocks: vec![text.into()],
+            json: false,
+            structured: None,
         }
     }
 
@@ -132,7 +159,11 @@ pub struct Tool<S> {
     name: &'static str,
     description: String,
     input_schema: Map<String, Value>,
+    annotations: Option<Annotations>,
+    output_schema: Option<Map<String, Value>>,
     handler: Handler<S>,
+    /// The argument that makes a call wait ([`Tool::waits_when_given`]).
+    waits_on: Option<&'static str>,
 }
 
 impl<S> Tool<S> {
@@ -148,11 +179,30 @@ impl<S> Tool<S> {
             name,
             description: description.into(),
             input_schema: input_schema_for::<A>(),
+            annotations: None,
+            output_schema: None,
             handler: Box::new(move |state, args| {
                 let args: A = serde_json::from_value(args).map_err(ToolError::invalid_args)?;
                 handler(state, args)
             }),
+            waits_on: None,
         }
+    }
+
+    /// Declares that a call giving the number argument `arg` a value above zero may wait (for a
+    /// change in the database, up to that many milliseconds): such a call is never answered on a
+    /// stdio reader thread, even for a server whose handlers otherwise never wait
+    /// ([`ServerBuilder::handlers_never_wait`]).
+    pub fn waits_when_given(mut self, arg: &'static str) -> Self {
+        self.waits_on = Some(arg);
+        self
+    }
+
+    /// Whether a call with `args` may wait ([`Tool::waits_when_given`]).
+    fn may_wait(&self, args: Option<&Map<String, Value>>) -> bool {
+        self.waits_on
+            .and_then(|arg| args?.get(arg)?.as_f64())
+            .is_some_and(|n| n > 0.0)
     }
 
     /// The tool's name.
@@ -160,7 +210,24 @@ impl<S> Tool<S> {
         self.name
     }
 
+    /// Says what calling the tool does to the world (MCP's tool annotations). Every tool of every
+    /// server declares them; `tools/list` sends them.
+    pub fn annotations(mut self, annotations: Annotations) -> Self {
+        self.annotations = Some(annotations);
+        self
+    }
+
+    /// Declares that every successful answer is [`Reply::json`] of an `O`: `tools/list` advertises
+    /// `O`'s schema as the tool's `outputSchema`, and each result carries the answer as
+    /// `structuredContent` beside its unchanged text. Only for a tool whose every success is JSON
+    /// of that type (a client checks `structuredContent` against the schema).
+    pub fn output<O: JsonSchema>(mut self) -> Self {
+        self.output_schema = Some(schema::output_schema_for::<O>());
+        self
+    }
+
     /// The tool's advertised input schema.
+    #[cfg(test)]
     pub fn input_schema(&self) -> &Map<String, Value> {
         &self.input_schema
     }
@@ -170,8 +237,56 @@ impl<S> Tool<S> {
         schema::coerce_whole_numbers(&self.input_schema, &mut args);
         let without_nulls: Map<String, Value> =
             args.into_iter().filter(|(_, v)| !v.is_null()).collect();
-        (self.handler)(state, Value::Object(without_nulls))
+        let mut reply = (self.handler)(state, Value::Object(without_nulls))?;
+        if let Some(since) = self.structured_since().filter(|_| reply.json) {
+            reply.structured = reply
+                .blocks
+                .first()
+                .and_then(|text| serde_json::from_str(text).ok())
+                .map(|value| (value, since));
+        }
+        Ok(reply)
     }
+
+    /// The first protocol version that can carry this tool's structured output: `2025-06-18` for an
+    /// object schema, `2026-07-28` for any other (SEP-2106); `None` without an output type.
+    fn structured_since(&self) -> Option<ProtocolVersion> {
+        let schema = self.output_schema.as_ref()?;
+        Some(
+            if schema.get("type") == Some(&Value::String("object".into())) {
+                ProtocolVersion::V_2025_06_18
+            } else {
+                ProtocolVersion::V_2026_07_28
+            },
+        )
+    }
+
+    /// The tool as `tools/list` describes it to a peer on `protocol`.
+    fn describe(&self, protocol: Option<&ProtocolVersion>) -> rmcp::model::Tool {
+        let mut tool = rmcp::model::Tool::new(
+            self.name,
+            self.description.clone(),
+            Arc::new(self.input_schema.clone()),
+        );
+        if supports(protocol, &ProtocolVersion::V_2025_03_26) {
+            tool.annotations = self.annotations.as_ref().map(Annotations::to_rmcp);
+        }
+        if supports(protocol, &ProtocolVersion::V_2025_06_18) {
+            tool.title = self.annotations.as_ref().map(|a| a.title().to_owned());
+        }
+        if self
+            .structured_since()
+            .is_some_and(|since| supports(protocol, &since))
+        {
+            tool.output_schema = self.output_schema.clone().map(Arc::new);
+        }
+        tool
+    }
+}
+
+/// Whether a peer on `protocol` speaks `since` or later (no version known: the newest).
+fn supports(protocol: Option<&ProtocolVersion>, since: &ProtocolVersion) -> bool {
+    protocol.is_none_or(|v| v.as_str() >= since.as_str())
 }
 
 type Renderer<S> = Box<dyn Fn(&S, &Map<String, Value>) -> Result<String, ToolError> + Send + Sync>;
@@ -214,6 +329,8 @@ pub struct CallOutcome {
     pub is_error: bool,
     /// `_meta.denied`, if present.
     pub denied: Option<String>,
+    /// `structuredContent`, if present.
+    pub structured: Option<Value>,
 }
 
 impl CallOutcome {
@@ -232,25 +349,35 @@ impl CallOutcome {
                 .and_then(|m| m.0.get("denied"))
                 .and_then(Value::as_str)
                 .map(str::to_owned),
+            structured: result.structured_content.clone(),
         }
     }
 
     /// The first text block (the JSON or plain-text payload).
+    #[cfg(test)]
     pub fn text(&self) -> &str {
         self.blocks.first().map_or("", String::as_str)
     }
 
     /// The first block parsed as JSON (`Value::Null` if it is not JSON).
+    #[cfg(test)]
     pub fn json(&self) -> Value {
         serde_json::from_str(self.text()).unwrap_or(Value::Null)
     }
 }
 
-/// The one function that shapes a handler's outcome for the wire.
-fn to_call_result(result: ToolResult) -> CallToolResult {
+/// The one function that shapes a handler's outcome for the wire, for a peer on `protocol`.
+fn to_call_result(result: ToolResult, protocol: Option<&ProtocolVersion>) -> CallToolResult {
     match result {
         Ok(reply) => {
-            CallToolResult::success(reply.blocks.into_iter().map(ContentBlock::text).collect())
+            let mut out =
+                CallToolResult::success(reply.blocks.into_iter().map(ContentBlock::text).collect());
+            if let Some((value, since)) = reply.structured
+                && supports(protocol, &since)
+            {
+                out.structured_content = Some(value);
+            }
+            out
         }
         Err(err) => {
             let mut out = CallToolResult::error(vec![ContentBlock::text(err.message)]);
@@ -310,7 +437,8 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
 
     /// Runs `hook` on the state when the session ends ([`Server::close`]), before the process waits
     /// for handlers still running: a handler that waits on something (the broker's approval) can
-    /// be told to stop.
+    /// be told to stop. A hook may run more than once for one session (stdio runs the hooks when
+    /// stdin closes and again once the session is over), so it must be idempotent.
     pub fn on_close(mut self, hook: impl Fn(&S) + Send + Sync + 'static) -> Self {
         self.inner.on_close.push(Box::new(hook));
         self
@@ -320,7 +448,9 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
     /// connection (waiting at most for the database's lock), no network, no person, no timer. A
     /// stdio session then runs `tools/call` on its reader thread, which saves two thread hand-offs
     /// per call; while a call runs there, the session's next requests wait for it. A server with a
-    /// handler that may wait longer (an approval, an HTTP request) must not say this.
+    /// handler that may wait longer (an approval, an HTTP request) must not say this; a tool that
+    /// waits only when asked to says so itself ([`Tool::waits_when_given`]), and those calls are
+    /// served off the reader.
     pub fn handlers_never_wait(mut self) -> Self {
         self.inner.handlers_never_wait = true;
         self
@@ -368,6 +498,7 @@ impl<S: Send + Sync + 'static> Server<S> {
     }
 
     /// The server's state.
+    #[cfg(test)]
     pub fn state(&self) -> &S {
         &self.inner.state
     }
@@ -385,8 +516,9 @@ impl<S: Send + Sync + 'static> Server<S> {
     }
 
     /// Runs one call synchronously, as `tools/call` would (argument check, handler, error shaping).
+    #[cfg(test)]
     pub fn call(&self, name: &str, args: Value) -> CallOutcome {
-        CallOutcome::read(&to_call_result(self.run_tool(name, args)))
+        CallOutcome::read(&to_call_result(self.run_tool(name, args), None))
     }
 
     fn run_tool(&self, name: &str, args: Value) -> ToolResult {
@@ -414,6 +546,16 @@ impl<S: Send + Sync + 'static> Server<S> {
         self.inner.handlers_never_wait
     }
 
+    /// Whether this call asks its tool to wait ([`Tool::waits_when_given`]), so that it must not
+    /// be answered on a stdio reader thread.
+    fn call_may_wait(&self, request: &CallToolRequestParams) -> bool {
+        self.inner
+            .tools
+            .iter()
+            .find(|t| t.name == request.name)
+            .is_some_and(|t| t.may_wait(request.arguments.as_ref()))
+    }
+
     /// Runs a `tools/call` on the calling thread and shapes the result exactly as rmcp's request
     /// path does for a client that asked for `protocol` in `initialize` (see
     /// `shape_for_protocol`); a panicking handler is an internal error, as on the blocking pool.
@@ -427,22 +569,17 @@ impl<S: Send + Sync + 'static> Server<S> {
         let result =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run_tool(&name, args)))
                 .map_err(|_| ErrorData::internal_error("handler failed: it panicked", None))?;
-        let mut result: ServerResult = CallToolResponse::from(to_call_result(result)).into();
+        let mut result: ServerResult =
+            CallToolResponse::from(to_call_result(result, protocol)).into();
         shape_for_protocol(&mut result, protocol);
         Ok(result)
     }
 
-    fn rmcp_tools(&self) -> Vec<rmcp::model::Tool> {
+    fn rmcp_tools(&self, protocol: Option<&ProtocolVersion>) -> Vec<rmcp::model::Tool> {
         self.inner
             .tools
             .iter()
-            .map(|t| {
-                rmcp::model::Tool::new(
-                    t.name,
-                    t.description.clone(),
-                    Arc::new(t.input_schema.clone()),
-                )
-            })
+            .map(|t| t.describe(protocol))
             .collect()
     }
 
@@ -517,10 +654,12 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| ErrorData::internal_error(format!("handler failed: {e}"), None))
 }
 
-// Every method overridden here must be forwarded by `erased::Handler` too (the in-process and
-// HTTP paths serve through it).
-impl<S: Send + Sync + 'static> ServerHandler for Server<S> {
-    fn get_info(&self) -> ServerConfig {
+/// The requests a server answers, each in the shape rmcp serves. The one `ServerHandler` of the
+/// crate (`erased::Handler`) serves these through `erased::ErasedServer`, whose methods have no
+/// defaults: a request answered here is one more method there, and the compiler asks for both.
+impl<S: Send + Sync + 'static> Server<S> {
+    /// The `initialize` answer: name, version, capabilities, instructions.
+    fn info(&self) -> ServerConfig {
         let mut capabilities = ServerCapabilities::default();
         capabilities.tools = Some(Default::default());
         if !self.inner.prompts.is_empty() {
@@ -534,38 +673,34 @@ impl<S: Send + Sync + 'static> ServerHandler for Server<S> {
         config
     }
 
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.rmcp_tools()))
+    /// `tools/list`: every tool, in order, as a peer on `protocol` reads them.
+    fn list_tools_result(&self, protocol: Option<&ProtocolVersion>) -> ListToolsResult {
+        ListToolsResult::with_all_items(self.rmcp_tools(protocol))
     }
 
-    async fn call_tool(
+    /// `tools/call`, on the blocking pool.
+    async fn call_tool_request(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let protocol = context.protocol_version();
         let server = self.clone();
         let name = request.name.to_string();
         let args = request.arguments.map_or(Value::Null, Value::Object);
         let result = blocking(move || server.run_tool(&name, args)).await?;
-        Ok(to_call_result(result).into())
+        Ok(to_call_result(result, protocol.as_ref()).into())
     }
 
-    async fn list_prompts(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListPromptsResult, ErrorData> {
-        Ok(ListPromptsResult::with_all_items(self.rmcp_prompts()))
+    /// `prompts/list`: every prompt.
+    fn list_prompts_result(&self) -> ListPromptsResult {
+        ListPromptsResult::with_all_items(self.rmcp_prompts())
     }
 
-    async fn get_prompt(
+    /// `prompts/get`, rendered on the blocking pool.
+    async fn get_prompt_request(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let server = self.clone();
         let name = request.name.clone();
@@ -607,20 +742,124 @@ mod tests {
         }
     }
 
+    #[derive(Serialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct EchoAnswer {
+        message: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        widths: Option<Vec<u8>>,
+    }
+
     fn server() -> Server<()> {
         Server::builder("test", ())
-            .tool(Tool::new("echo", "Echo.", |_: &(), a: EchoArgs| {
-                if a.message.ends_with('!') {
-                    return Err(Refusal::TooLoud(a.message).into());
-                }
-                let repeated = a.message.repeat(a.times.unwrap_or(1) as usize);
-                let mut reply = json!({ "message": repeated });
-                if let Some(widths) = a.widths {
-                    reply["widths"] = json!(widths);
-                }
-                Ok(Reply::json(&reply))
-            }))
+            .tool(
+                Tool::new("plain", "Plain text.", |_: &(), _: EchoArgs| {
+                    Ok(Reply::text("{\"looks\": \"like json\"}"))
+                })
+                .annotations(Annotations::read_only("Plain")),
+            )
+            .tool(
+                Tool::new("echo", "Echo.", |_: &(), a: EchoArgs| {
+                    if a.message.ends_with('!') {
+                        return Err(Refusal::TooLoud(a.message).into());
+                    }
+                    let repeated = a.message.repeat(a.times.unwrap_or(1) as usize);
+                    let mut reply = json!({ "message": repeated });
+                    if let Some(widths) = a.widths {
+                        reply["widths"] = json!(widths);
+                    }
+                    Ok(Reply::json(&reply))
+                })
+                .annotations(Annotations::additive("Echo").idempotent())
+                .output::<EchoAnswer>(),
+            )
+            .tool(
+                Tool::new("spell", "Spell.", |_: &(), a: EchoArgs| {
+                    let letters: Vec<String> = a.message.chars().map(String::from).collect();
+                    Ok(Reply::json(&letters))
+                })
+                .annotations(Annotations::read_only("Spell"))
+                .output::<Vec<String>>(),
+            )
             .build()
+    }
+
+    fn wire<T: Serialize>(value: T) -> Value {
+        serde_json::to_value(value).unwrap()
+    }
+
+    #[test]
+    fn structured_content_is_the_text_parsed_only_for_tools_with_an_output_type() {
+        let out = server().call("echo", json!({"message": "hi", "widths": [1]}));
+        assert_eq!(
+            out.text(),
+            "{\n  \"message\": \"hi\",\n  \"widths\": [\n    1\n  ]\n}"
+        );
+        assert_eq!(
+            out.structured,
+            Some(json!({"message": "hi", "widths": [1]}))
+        );
+        let plain = server().call("plain", json!({"message": "hi"}));
+        assert_eq!(plain.structured, None, "a text answer is never structured");
+        let refused = server().call("echo", json!({"message": "hi!"}));
+        assert_eq!(refused.structured, None);
+    }
+
+    #[test]
+    fn what_a_tool_lists_follows_the_peers_protocol_version() {
+        let server = server();
+        let echo = &server.tools()[1];
+        let newest = wire(echo.describe(Some(&ProtocolVersion::V_2025_06_18)));
+        assert_eq!(newest["title"], "Echo");
+        assert_eq!(newest["annotations"]["idempotentHint"], true);
+        assert_eq!(newest["outputSchema"]["type"], "object");
+        assert_eq!(wire(echo.describe(None)), newest);
+        let before_structured = wire(echo.describe(Some(&ProtocolVersion::V_2025_03_26)));
+        assert_eq!(before_structured["annotations"]["readOnlyHint"], false);
+        assert!(before_structured.get("title").is_none());
+        assert!(before_structured.get("outputSchema").is_none());
+        let first = wire(echo.describe(Some(&ProtocolVersion::V_2024_11_05)));
+        assert!(first.get("annotations").is_none(), "{first}");
+        let result = || server.run_tool("echo", json!({"message": "hi"}));
+        let old = wire(to_call_result(
+            result(),
+            Some(&ProtocolVersion::V_2025_03_26),
+        ));
+        assert!(old.get("structuredContent").is_none(), "{old}");
+        let new = wire(to_call_result(
+            result(),
+            Some(&ProtocolVersion::V_2025_06_18),
+        ));
+        assert_eq!(new["structuredContent"], json!({"message": "hi"}));
+        assert_eq!(old["content"], new["content"]);
+    }
+
+    #[test]
+    fn an_array_answer_is_structured_only_for_peers_that_take_any_json() {
+        let server = server();
+        let spell = &server.tools()[2];
+        let listed = |v: &ProtocolVersion| wire(spell.describe(Some(v)));
+        assert!(
+            listed(&ProtocolVersion::V_2025_11_25)
+                .get("outputSchema")
+                .is_none()
+        );
+        assert_eq!(
+            listed(&ProtocolVersion::V_2026_07_28)["outputSchema"]["type"],
+            "array"
+        );
+        let result = || server.run_tool("spell", json!({"message": "ab"}));
+        let old = wire(to_call_result(
+            result(),
+            Some(&ProtocolVersion::V_2025_11_25),
+        ));
+        assert!(old.get("structuredContent").is_none(), "{old}");
+        let new = wire(to_call_result(
+            result(),
+            Some(&ProtocolVersion::V_2026_07_28),
+        ));
+        assert_eq!(new["structuredContent"], json!(["a", "b"]));
+        assert_eq!(old["content"], new["content"]);
     }
 
     #[test]
@@ -672,10 +911,11 @@ mod tests {
 
     #[test]
     fn wire_result_always_carries_is_error() {
-        let ok = serde_json::to_value(to_call_result(Ok(Reply::text("x")))).unwrap();
+        let ok = serde_json::to_value(to_call_result(Ok(Reply::text("x")), None)).unwrap();
         assert_eq!(ok["isError"], false);
         assert_eq!(ok["content"][0]["type"], "text");
-        let err = serde_json::to_value(to_call_result(Err(ToolError::denied("no", "r")))).unwrap();
+        let err =
+            serde_json::to_value(to_call_result(Err(ToolError::denied("no", "r")), None)).unwrap();
         assert_eq!(err["isError"], true);
         assert_eq!(err["_meta"]["denied"], "r");
     }

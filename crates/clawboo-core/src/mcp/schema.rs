@@ -1,9 +1,11 @@
-//! Input schemas: generated from a tool's argument type, simplified to the flat JSON Schema that
-//! `tools/list` advertises, and used to check arguments before they reach a handler.
+//! Input and output schemas: an input schema is generated from a tool's argument type, simplified
+//! to the flat JSON Schema that `tools/list` advertises, and used to check arguments before they
+//! reach a handler; an output schema is generated from the type a tool answers with.
 //!
 //! Owns: the shape of every `inputSchema` (`{"type":"object","properties":…,"required":[…]}`, enums
-//! as `enum`, no `$ref`, no `null` in the type of an optional field) and every `invalid args: …`
-//! text. Guarantees that an argument error names the offending field.
+//! as `enum`, no `$ref`, no `null` in the type of an optional field), of every `outputSchema`
+//! (JSON Schema 2020-12 of the answer as it serializes, every subschema inline) and every
+//! `invalid args: …` text. Guarantees that an argument error names the offending field.
 //!
 //! Must never: accept arguments the schema refuses, or reject extra keys (they are ignored, as the
 //! reference's validator strips them).
@@ -43,6 +45,41 @@ pub fn input_schema_for<A: JsonSchema>() -> Map<String, Value> {
         .is_some_and(Vec::is_empty)
     {
         schema.remove("required");
+    }
+    schema
+}
+
+/// The advertised output schema of the answer type `O`, as `O` serializes: JSON Schema 2020-12
+/// (MCP's default dialect) with every subschema inline, without `$schema` or the root's `title` and
+/// `description` (the tool's description says what it answers). A root that is a choice of objects
+/// (an internally tagged enum) also says `"type": "object"`: peers before `2026-07-28` accept only
+/// object schemas, and this one is.
+pub fn output_schema_for<O: JsonSchema>() -> Map<String, Value> {
+    let generator = SchemaSettings::draft2020_12()
+        .for_serialize()
+        .with(|s| {
+            s.inline_subschemas = true;
+            s.meta_schema = None;
+        })
+        .into_generator();
+    let mut schema = match generator.into_root_schema_for::<O>().to_value() {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    schema.remove("title");
+    schema.remove("description");
+    let only_objects = |key: &str| {
+        schema
+            .get(key)
+            .and_then(Value::as_array)
+            .is_some_and(|alternatives| {
+                alternatives
+                    .iter()
+                    .all(|a| a.get("type") == Some(&Value::String("object".into())))
+            })
+    };
+    if !schema.contains_key("type") && (only_objects("oneOf") || only_objects("anyOf")) {
+        schema.insert("type".into(), Value::String("object".into()));
     }
     schema
 }
@@ -362,6 +399,44 @@ mod tests {
             let err = check_args(&s, &args(input.clone())).unwrap_err();
             assert!(err.starts_with(expected), "{input} gave {err:?}");
         }
+    }
+
+    #[derive(serde::Serialize, JsonSchema)]
+    #[serde(tag = "saved", rename_all = "lowercase")]
+    #[allow(dead_code)]
+    enum Saved {
+        Fact { fact: Answer },
+        Note { text: String },
+    }
+
+    #[derive(serde::Serialize, JsonSchema)]
+    #[serde(rename_all = "camelCase")]
+    #[allow(dead_code)]
+    struct Answer {
+        /// The id.
+        task_id: String,
+        parent: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+        count: usize,
+    }
+
+    #[test]
+    fn output_schemas_describe_the_answer_as_it_serializes() {
+        let s = output_schema_for::<Answer>();
+        assert_eq!(s["type"], "object");
+        assert!(!s.contains_key("$schema") && !s.contains_key("title"));
+        assert_eq!(s["properties"]["taskId"]["description"], "The id.");
+        assert_eq!(s["properties"]["parent"]["type"], json!(["string", "null"]));
+        // A field left out when empty is not required; one written as null is.
+        assert_eq!(s["required"], json!(["taskId", "parent", "count"]));
+        let list = output_schema_for::<Vec<Answer>>();
+        assert_eq!(list["type"], "array");
+        assert_eq!(list["items"]["properties"]["count"]["type"], "integer");
+        let tagged = output_schema_for::<Saved>();
+        assert_eq!(tagged["type"], "object", "{tagged:?}");
+        assert_eq!(tagged["oneOf"].as_array().unwrap().len(), 2);
+        assert!(!Value::Object(tagged).to_string().contains("$ref"));
     }
 
     #[test]

@@ -9,7 +9,8 @@
 //!
 //! Inline answers: once the session is up (an `initialize` answered, then
 //! `notifications/initialized` read), a `ping` without `_meta`, and a `tools/call` without `_meta`
-//! to a server whose handlers never wait ([`super::ServerBuilder::handlers_never_wait`]), are
+//! to a server whose handlers never wait ([`super::ServerBuilder::handlers_never_wait`]) that does
+//! not ask its tool to wait ([`super::Tool::waits_when_given`]), are
 //! answered on the reader thread itself and the answer queued there; the reader writes what it has queued just before it next blocks on
 //! stdin or hands a message to rmcp, so a pipelined burst costs one `write` and no answer is
 //! overtaken by the answer to a later line. A round trip then wakes no thread but the reader:
@@ -25,8 +26,10 @@
 //! `-32602`, a line over [`MAX_LINE_BYTES`] gets `-32600` naming the limit (read and dropped as
 //! it arrives, never buffered whole), and the session goes on; a notification, response or error
 //! that arrives before the session has started (an early `notifications/initialized`) is ignored
-//! rather than ending the session, so the `initialize` that follows is answered; the server returns
-//! cleanly on stdin EOF and on SIGTERM, after in-flight handlers (inline ones too) have finished
+//! rather than ending the session, so the `initialize` that follows is answered; on stdin EOF the
+//! server's close hooks run at once, so a handler waiting on something (an approval, a change in
+//! the database) stops; the server returns cleanly on stdin EOF and on SIGTERM, after in-flight
+//! handlers (inline ones too) have finished
 //! their database work (each handler's writes are transactions, so none is left half-done) and after
 //! every answer already produced has been written.
 //!
@@ -255,7 +258,7 @@ where
     };
     let name = server.name();
     let session = async {
-        match server.serve(transport).await {
+        match super::McpServer::handler_of(&server).serve(transport).await {
             Ok(running) => {
                 let _ = running.waiting().await;
                 Ok(())
@@ -329,6 +332,9 @@ impl<S: Send + Sync + 'static, W: Write> Reader<S, W> {
                 break;
             }
         }
+        // The client is gone (or the session over): tell the handlers still waiting now, through
+        // the close hooks, rather than after rmcp has given them its drain time.
+        self.inline.server.close();
         if let Err(e) = write_queued(&self.queued, &self.output) {
             log::warn(&format!("writing stdout failed: {e}"));
         }
@@ -436,7 +442,9 @@ impl<S: Send + Sync + 'static> InlineCalls<S> {
                         Taken::Answer(request.id, InlineRequest::Ping)
                     }
                     ClientRequest::CallToolRequest(call)
-                        if self.calls && call.params.meta.is_none() =>
+                        if self.calls
+                            && call.params.meta.is_none()
+                            && !self.server.call_may_wait(&call.params) =>
                     {
                         Taken::Answer(request.id, InlineRequest::Call(Box::new(call.params)))
                     }
@@ -565,26 +573,52 @@ mod tests {
     #[derive(Deserialize, JsonSchema)]
     struct ShoutArgs {
         word: String,
+        /// How long the call may wait (it never does: it only asks to be run off the reader).
+        #[serde(rename = "waitMs")]
+        _wait_ms: Option<u32>,
     }
 
-    /// A server with an answer, a policy denial and a panic; `inline` says whether its handlers
-    /// never wait (so the reader answers its calls).
+    #[derive(serde::Serialize, JsonSchema)]
+    struct Shouted {
+        word: String,
+    }
+
+    /// A server with an answer, a policy denial and a panic, and two tools with structured output
+    /// (an object and an array); `inline` says whether its handlers never wait (so the reader
+    /// answers their calls) unless `waitMs` asks to.
     fn server(inline: bool) -> Server<()> {
-        let builder = Server::builder("inline-test", ()).tool(Tool::new(
-            "shout",
-            "Shout.",
-            |_: &(), a: ShoutArgs| match a.word.as_str() {
-                "no" => Err(ToolError::denied("refused: no", "policy")),
-                "boom" => panic!("the handler broke"),
-                "where" => Ok(Reply::text(
-                    std::thread::current()
-                        .name()
-                        .unwrap_or("unnamed")
-                        .to_owned(),
-                )),
-                word => Ok(Reply::json(&json!({ "word": word.to_uppercase() }))),
-            },
-        ));
+        let builder = Server::builder("inline-test", ())
+            .tool(
+                Tool::new("upper", "Upper.", |_: &(), a: ShoutArgs| {
+                    Ok(Reply::json(&Shouted {
+                        word: a.word.to_uppercase(),
+                    }))
+                })
+                .output::<Shouted>(),
+            )
+            .tool(
+                Tool::new("spell", "Spell.", |_: &(), a: ShoutArgs| {
+                    let letters: Vec<String> = a.word.chars().map(String::from).collect();
+                    Ok(Reply::json(&letters))
+                })
+                .output::<Vec<String>>(),
+            )
+            .tool(
+                Tool::new("shout", "Shout.", |_: &(), a: ShoutArgs| {
+                    match a.word.as_str() {
+                        "no" => Err(ToolError::denied("refused: no", "policy")),
+                        "boom" => panic!("the handler broke"),
+                        "where" => Ok(Reply::text(
+                            std::thread::current()
+                                .name()
+                                .unwrap_or("unnamed")
+                                .to_owned(),
+                        )),
+                        word => Ok(Reply::json(&json!({ "word": word.to_uppercase() }))),
+                    }
+                })
+                .waits_when_given("waitMs"),
+            );
         if inline {
             builder.handlers_never_wait()
         } else {
@@ -709,6 +743,10 @@ mod tests {
             json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "shout"}}),
             json!({"jsonrpc": "2.0", "id": 6, "method": "ping"}),
             json!({"jsonrpc": "2.0", "id": 7, "method": "ping", "params": {}}),
+            json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call",
+                   "params": {"name": "upper", "arguments": {"word": "up"}}}),
+            json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                   "params": {"name": "spell", "arguments": {"word": "ab"}}}),
         ];
         for version in ProtocolVersion::KNOWN_VERSIONS {
             let mut by_rmcp = Vec::new();
@@ -730,6 +768,17 @@ mod tests {
             assert_eq!(inline, by_rmcp, "protocol {version}");
             assert_eq!(inline.len(), calls.len() + 1, "{version}: {inline:?}");
             assert!(inline[1].contains("HI"), "{version}: {}", inline[1]);
+            let structured = |line: &str| {
+                serde_json::from_str::<Value>(line).unwrap()["result"]["structuredContent"].clone()
+            };
+            let (object, array) = (structured(&inline[8]), structured(&inline[9]));
+            // Structured output exists from 2025-06-18 on; an array needs 2026-07-28, which no
+            // `initialize` negotiates (asked for it, rmcp answers 2025-11-25).
+            let expected = match version.as_str() {
+                "2024-11-05" | "2025-03-26" => Value::Null,
+                _ => json!({"word": "UP"}),
+            };
+            assert_eq!((object, array), (expected, Value::Null), "{version}");
         }
     }
 
@@ -764,12 +813,18 @@ mod tests {
     }
 
     #[test]
-    fn only_plain_calls_to_a_server_that_never_waits_run_on_the_reader() {
+    fn only_plain_calls_to_a_server_that_never_waits_run_on_the_reader_unless_they_ask_to_wait() {
         assert_eq!(thread_of(server(true), call(1, "where")), "stdin-reader");
         assert_ne!(thread_of(server(false), call(1, "where")), "stdin-reader");
         let mut with_meta = call(1, "where");
         with_meta["params"]["_meta"] = json!({"progressToken": 1});
         assert_ne!(thread_of(server(true), with_meta), "stdin-reader");
+        let mut waiting = call(1, "where");
+        waiting["params"]["arguments"]["waitMs"] = json!(5);
+        assert_ne!(thread_of(server(true), waiting), "stdin-reader");
+        let mut not_waiting = call(1, "where");
+        not_waiting["params"]["arguments"]["waitMs"] = json!(0);
+        assert_eq!(thread_of(server(true), not_waiting), "stdin-reader");
     }
 
     #[test]

@@ -16,15 +16,24 @@
 //!   ([`ReadScope`]); a blank scope string is unset when a row is written and in stored rows, and
 //!   on a read it narrows (a blank team reads global entries only), as the reference documents.
 //!
-//! Two full-text indexes are kept by triggers, so any writer (ours, the reference, `sqlite3`) stays
-//! searchable: the reference's `memory_facts_fts` (default tokenizer), which we maintain but never
+//! Two full-text indexes are kept by triggers and backfilled on open, so any writer (ours, the
+//! reference, `sqlite3`) stays searchable: the reference's `memory_facts_fts` (default tokenizer),
+//! which we keep (the reference reads it, and a file must serve both implementations) but never
 //! query, and our own `clawboo_facts_fts` / `clawboo_procedures_fts` with the `porter unicode61`
-//! tokenizer (Unicode folding, diacritics removed, English stems, so `payment` finds `payments`).
+//! tokenizer (Unicode folding, diacritics removed, English stems, so `payment` finds `payments`),
+//! with `clawboo_facts_vocab` (`fts5vocab`, schema step 2) reading its stems for spelling
+//! correction. How search ranks is in `search`'s module docs.
 //!
-//! Must never: know MCP or decide scopes (the server does, from its binding); update or delete a
-//! fact or procedure (both are append-only, as in the reference); call an embedding provider while
+//! Deletion is the operator's alone: the console's Memory Browser (seed 004: "delete stale or
+//! incorrect facts") removes one fact or procedure version at a time through [`Memory::delete`]
+//! (`browse`); no tool deletes.
+//!
+//! Must never: know MCP or decide scopes (the server does, from its binding); update a fact or
+//! procedure, or delete one but through `browse` (the agents' tools are append-only, as in the
+//! reference); call an embedding provider while
 //! holding the database connection.
 
+mod browse;
 pub mod embed;
 mod inject;
 mod query;
@@ -36,6 +45,7 @@ mod vectors;
 use rusqlite::{Connection, Row, params};
 use serde::Serialize;
 
+pub use browse::{BrowseEntry, BrowseFilter, BrowsePage, ScopeKind, VersionRef};
 pub use embed::{EmbedConfig, Embedder, Provider};
 pub use inject::{AUTO_MEMORY_MAX_CHARS, AUTO_MEMORY_TOP_K, render_auto_memory};
 pub use query::fts_query;
@@ -62,7 +72,7 @@ pub enum MemoryError {
 }
 
 /// A saved fact, as every surface returns it (the embedding is never shown).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Fact {
     /// UUID v4.
@@ -86,7 +96,7 @@ pub struct Fact {
 }
 
 /// One version of a procedure.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Procedure {
     /// UUID v4 of this version's row.
@@ -108,7 +118,7 @@ pub struct Procedure {
 }
 
 /// A fact or a procedure, saying which (`"kind": "fact" | "procedure"`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum Entry {
     /// A fact.
@@ -282,6 +292,27 @@ impl Memory {
         entries.sort_by_key(|e| std::cmp::Reverse(e.written_at()));
         entries.truncate(limit as usize);
         Ok(entries)
+    }
+
+    /// A page of the Memory Browser (see `browse`).
+    pub fn browse_page(
+        &self,
+        filter: &BrowseFilter,
+        limit: u32,
+        cursor: Option<crate::db::Keyset>,
+    ) -> Result<BrowsePage, MemoryError> {
+        Ok(browse::page(&self.db.conn(), filter, limit, cursor)?)
+    }
+
+    /// Deletes the fact or procedure version `id` (a person's decision, from the console);
+    /// returns what it was, `None` when there is no such row.
+    pub fn delete(&self, id: &str) -> Result<Option<Entry>, MemoryError> {
+        Ok(browse::delete(&self.db.conn(), id)?)
+    }
+
+    /// The database the store writes to.
+    pub fn db(&self) -> &Db {
+        &self.db
     }
 
     /// Searches facts and procedures visible to `scope`; see [`SearchMode`] for the modes and how

@@ -2,8 +2,9 @@
 //! fail.
 //!
 //! Owns: [`fts_query`], [`words`] (the query's words in order), the English stop-word list
-//! ([`is_stop_word`]) and [`match_all`] / [`match_any`]. Guarantees: an expression is only
-//! double-quoted words joined by `AND` or `OR`, so FTS5 operators, quotes, parentheses, `NEAR`,
+//! ([`is_stop_word`]) and [`match_any`]. Guarantees: an expression is only double-quoted words
+//! joined by `OR` (which the planner groups with parentheses and `AND`), so FTS5 operators,
+//! quotes, parentheses, `NEAR`,
 //! `*`, `:`, emoji and megabyte-long input are plain words or nothing, never syntax; everything is
 //! bounded ([`MAX_TERMS`] words). Must never: splice the query into SQL (expressions are bound as
 //! parameters).
@@ -53,22 +54,13 @@ pub fn words(text: &str) -> Vec<String> {
     out
 }
 
-/// `"a" AND "b" AND …`: rows holding every term.
-pub fn match_all(terms: &[impl AsRef<str>]) -> String {
-    join(terms, " AND ")
-}
-
 /// `"a" OR "b" OR …`: rows holding any term.
 pub fn match_any(terms: &[impl AsRef<str>]) -> String {
-    join(terms, " OR ")
-}
-
-fn join(terms: &[impl AsRef<str>], operator: &str) -> String {
     let quoted: Vec<String> = terms
         .iter()
         .map(|t| format!("\"{}\"", t.as_ref().replace('"', "")))
         .collect();
-    quoted.join(operator)
+    quoted.join(" OR ")
 }
 
 /// English words so common that matching them says nothing about relevance: they are left out
@@ -85,18 +77,6 @@ const STOP_WORDS: &[&str] = &[
     "very", "was", "we", "were", "what", "when", "where", "whether", "which", "while", "who",
     "whom", "why", "will", "with", "within", "without", "would", "yet", "you", "your",
 ];
-
-/// The commonest English words: in most rows of any English store, so matching them costs a scan
-/// of most of it. Sorted.
-const COMMONEST_WORDS: &[&str] = &[
-    "a", "an", "and", "are", "as", "be", "by", "for", "in", "is", "it", "of", "on", "or", "that",
-    "the", "to", "with",
-];
-
-/// Whether `word` (lower-case) is one of the commonest English words (a subset of the stop words).
-pub fn is_commonest_word(word: &str) -> bool {
-    COMMONEST_WORDS.binary_search(&word).is_ok()
-}
 
 /// Whether `word` (lower-case) is an English stop word.
 pub fn is_stop_word(word: &str) -> bool {
@@ -155,7 +135,6 @@ mod tests {
             words("To be, or NOT to be!"),
             ["to", "be", "or", "not", "to", "be"]
         );
-        assert_eq!(match_all(&["a", "b"]), r#""a" AND "b""#);
         assert_eq!(match_any(&["a"]), r#""a""#);
         let many: String = (0..100).map(|i| format!("w{} w0 ", i)).collect();
         let got = words(&many);

@@ -9,7 +9,9 @@ use crate::db::{SchemaPart, Step};
 /// The memory store's schema.
 pub const SCHEMA: SchemaPart = SchemaPart {
     component: "memory",
-    steps: &[Step::Sql("
+    steps: &[
+        // 1: the reference's tables and index, our porter indexes and their triggers.
+        Step::Sql("
 CREATE TABLE IF NOT EXISTS memory_facts (
     id TEXT PRIMARY KEY,
     title TEXT NOT NULL,
@@ -89,7 +91,13 @@ END;
 INSERT INTO clawboo_procedures_fts (rowid, name, content)
     SELECT rowid, name, content FROM memory_procedures
     WHERE rowid NOT IN (SELECT rowid FROM clawboo_procedures_fts);
-")],
+"),
+        // 2: the stems of our facts index, for spelling correction (`search::typo`).
+        Step::Sql(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS clawboo_facts_vocab
+                 USING fts5vocab(clawboo_facts_fts, row);",
+        ),
+    ],
 };
 
 /// The scope filter of every read, over a table aliased `m` with `scope_team_id`,

@@ -56,7 +56,8 @@ fn full_text_finds_stems_and_folds_case_and_diacritics() {
     fact(&m, "Weather", "the sky is clear", &g);
     let any = ReadScope::default();
     assert_eq!(titles(&m, "payment", None, &any), ["Payments"]);
-    assert_eq!(titles(&m, "PAYING", None, &any), Vec::<String>::new());
+    // Porter stems "paying" `pai` and "payments" `payment`: the family is searched in both.
+    assert_eq!(titles(&m, "PAYING", None, &any), ["Payments"]);
     assert_eq!(titles(&m, "cafe", None, &any), ["Coffee"]);
     assert_eq!(titles(&m, "Café naive", None, &any), ["Coffee"]);
 }
@@ -460,6 +461,30 @@ fn a_file_written_before_our_indexes_existed_is_indexed_when_opened() {
         titles(&m, "reference", None, &ReadScope::default()),
         ["Legacy"]
     );
+    drop(m);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_file_from_the_first_memory_step_gains_spelling_correction_when_opened() {
+    let dir = std::env::temp_dir().join(format!("clawboo-memory-vocab-{}", crate::db::new_id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("step1.db");
+    {
+        let m = Memory::new(Db::open(&path).unwrap(), Embedder::none());
+        fact(&m, "Zephyr", "the zephyr scheduler", &WriteScope::default());
+        // As a process that knew only the first step left it.
+        m.db.conn()
+            .execute_batch(
+                "DROP TABLE clawboo_facts_vocab;
+                 UPDATE clawboo_schema_versions SET version = 1 WHERE component = 'memory';",
+            )
+            .unwrap();
+    }
+    let m = Memory::new(Db::open(&path).unwrap(), Embedder::none());
+    let any = ReadScope::default();
+    assert_eq!(titles(&m, "zephr", None, &any), ["Zephyr"]);
+    assert_eq!(titles(&m, "zephyr", None, &any), ["Zephyr"]);
     drop(m);
     std::fs::remove_dir_all(&dir).unwrap();
 }

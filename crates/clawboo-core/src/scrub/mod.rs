@@ -5,13 +5,18 @@
 //! reaches a model.
 //!
 //! One pass runs three rule families, in this order:
-//! 1. **blocks**: PEM private keys (`-----BEGIN … PRIVATE KEY-----`, RSA/EC/DSA/OPENSSH/ENCRYPTED)
-//!    and PGP private key blocks, opener to closer, as one sentinel;
+//! 1. **blocks**: PEM private keys (`-----BEGIN … PRIVATE KEY-----`, RSA/EC/DSA/OPENSSH/ENCRYPTED),
+//!    PGP private key blocks and OpenVPN static keys, opener to closer, as one sentinel; the key
+//!    body may be split by real newlines or by written ones (`\n`, `\\n` inside JSON strings);
 //! 2. **shapes** ([`rules`]): provider tokens by prefix, length and alphabet, prefix-less shapes
-//!    with an inner mark, URL user-info, password-carrying CLI flags, `.netrc` / `.pgpass` lines,
-//!    crypt hashes, base64-wrapped PEM keys, seed phrases;
+//!    with an inner mark, JOSE tokens whatever their header and other dotted tokens, private JWK
+//!    members, base64 of credential-bearing JSON, URL user-info and the DSN forms without a scheme
+//!    (Oracle `user/pass@`, Go `user:pass@tcp(…)`), password-carrying CLI flags and SQL
+//!    (`IDENTIFIED BY`), `.netrc` / `.pgpass` / `sasl_passwd` lines, crypt and scheme hashes,
+//!    base64-wrapped PEM keys, seed phrases;
 //! 3. **keyed values** ([`keyed`]): a value after a secret-ish key name in any config syntax and
-//!    casing, and the context rule (a secret-ish name followed, in prose, by a high-entropy word).
+//!    casing (env, YAML, JSON, TOML, INI, properties, XML, HCL, code, CLI flags, HTTP headers),
+//!    and the context rule (a secret-ish name followed, in prose, by a high-entropy word).
 //!
 //! Guarantees:
 //! - every piece of a recognised secret is masked, not just its prefix; the text around it stays;
@@ -29,7 +34,8 @@
 //!   reference leaves a truncated key in clear);
 //! - lower- and mixed-case assignments (`password: hunter2`, `"api_key": "…"`, `token=…`) are
 //!   masked too, keeping the key name so the text stays readable; an all-caps env name ending in
-//!   KEY/TOKEN/SECRET/PASSWORD is masked whole with its value, as in the reference;
+//!   KEY/TOKEN/SECRET/PASSWORD is masked whole with its value, as in the reference, unless it is
+//!   quoted (a JSON key), so a scrubbed document stays well-formed;
 //! - the reference's env rule masked any all-caps word ending in KEY (`TURKEY: roast`,
 //!   `SORT_KEY=created_at`) and any value (`SECRET_KEY = env("X")`); here the name must end in a
 //!   secret *word* and the value must be a literal;
@@ -64,10 +70,14 @@ struct Blocks {
 
 static BLOCKS: LazyLock<Blocks> = LazyLock::new(|| {
     Blocks {
-    pem_open: Regex::new(r"-----BEGIN[A-Z0-9 ]{0,40}(?:PRIVATE|SECRET) KEY(?: BLOCK)?-----")
-        .expect("compiles"),
-    pem_close: Regex::new(r"-----END[A-Z0-9 ]{0,40}(?:PRIVATE|SECRET) KEY(?: BLOCK)?-----")
-        .expect("compiles"),
+    pem_open: Regex::new(
+        r"-----BEGIN(?:[A-Z0-9 ]{0,40}(?:PRIVATE|SECRET) KEY(?: BLOCK)?| OpenVPN Static key V1)-----",
+    )
+    .expect("compiles"),
+    pem_close: Regex::new(
+        r"-----END(?:[A-Z0-9 ]{0,40}(?:PRIVATE|SECRET) KEY(?: BLOCK)?| OpenVPN Static key V1)-----",
+    )
+    .expect("compiles"),
     key_path: Regex::new(
         r"(?i)(token|secret|password|passwd|api[_-]?key|apikey|authorization|auth|bearer|credential|private[_-]?key|access[_-]?key)",
     )
@@ -92,9 +102,10 @@ const NOT_SECRET_KEYS: &[&str] = &[
 
 /// Masks every secret in `text` (see the module docs for the rules and their order).
 pub fn scrub_secrets(text: &str) -> String {
+    let bytes = rules::ByteSet::of(text);
     let mut current = Cow::Borrowed(text);
     for _ in 0..MAX_PASSES {
-        match scrub_pass(&current) {
+        match scrub_pass(&current, &bytes) {
             Some(next) if next != *current => current = Cow::Owned(next),
             _ => break,
         }
@@ -102,11 +113,12 @@ pub fn scrub_secrets(text: &str) -> String {
     current.into_owned()
 }
 
-/// One pass of the three rule families; `None` when nothing matched.
-fn scrub_pass(text: &str) -> Option<String> {
+/// One pass of the three rule families over `text`, whose bytes are in `bytes`; `None` when
+/// nothing matched.
+fn scrub_pass(text: &str, bytes: &rules::ByteSet) -> Option<String> {
     let blocks = mask_blocks(text);
     let after_blocks = blocks.as_deref().unwrap_or(text);
-    let shaped = rules::apply(after_blocks);
+    let shaped = rules::apply(after_blocks, bytes);
     let after_shapes = shaped.as_deref().unwrap_or(after_blocks);
     let spans = keyed::find(after_shapes);
     if spans.is_empty() {
@@ -165,20 +177,7 @@ fn key_body_len(text: &str) -> usize {
     let b = text.as_bytes();
     let mut len = 0;
     while len < b.len() {
-        // The next line: up to a real newline or a written `\n`.
-        let mut end = len;
-        let mut sep = 0;
-        while end < b.len() {
-            if b[end] == b'\n' {
-                sep = 1;
-                break;
-            }
-            if b[end] == b'\\' && b.get(end + 1) == Some(&b'n') {
-                sep = 2;
-                break;
-            }
-            end += 1;
-        }
+        let (end, sep) = line_end(b, len);
         let body = text[len..end].trim();
         let is_body = body.is_empty()
             || (body.contains(": ") && !body.contains(". "))
@@ -196,6 +195,25 @@ fn key_body_len(text: &str) -> usize {
     len
 }
 
+/// The end of the line that starts at `from`, and the length of the newline that ends it: a real
+/// one, or a written one (`\n`, `\r`, or escaped again inside a JSON string, `\\n`); `(len, 0)`
+/// at the end of the text.
+fn line_end(b: &[u8], from: usize) -> (usize, usize) {
+    let mut at = from;
+    while let Some(p) = b[at..].iter().position(|&c| c == b'\n' || c == b'\\') {
+        at += p;
+        if b[at] == b'\n' {
+            return (at, 1);
+        }
+        let slashes = b[at..].iter().take_while(|&&c| c == b'\\').count();
+        if matches!(b.get(at + slashes), Some(b'n' | b'r')) {
+            return (at, slashes + 1);
+        }
+        at += slashes;
+    }
+    (b.len(), 0)
+}
+
 /// Whether already-scrubbed text held nothing but secrets: it is not blank, and removing every
 /// [`REDACTED`] leaves only whitespace.
 pub fn is_entirely_redacted(scrubbed: &str) -> bool {
@@ -203,7 +221,7 @@ pub fn is_entirely_redacted(scrubbed: &str) -> bool {
 }
 
 /// Scrubs a JSON value: the whole value under a secret-looking key (`apiKey`, `authorization`,
-/// `password`, … but not token counters or `author`) becomes [`REDACTED`]; every string goes
+/// `password`, `admin_pass`, … but not token counters or `author`) becomes [`REDACTED`]; every string goes
 /// through [`scrub_secrets`]; arrays and objects recurse; numbers, booleans and null pass.
 pub fn scrub_json(value: &Value) -> Value {
     match value {
@@ -226,12 +244,16 @@ pub fn scrub_json(value: &Value) -> Value {
 }
 
 /// Whether an object key names a secret: the reference's key rule, minus its counters and
-/// authors, minus names qualified into something public (`nextPageToken`, `key_id`).
+/// authors, minus names qualified into something public (`nextPageToken`, `key_id`); or a name
+/// the keyed rules call a password, a token or a credential (`admin_pass`, `api.key`).
 fn is_secret_key(key: &str) -> bool {
-    BLOCKS.key_path.is_match(key)
+    (BLOCKS.key_path.is_match(key)
         && !NOT_SECRET_KEYS.contains(&key.to_ascii_lowercase().as_str())
-        && !keyed::names_something_public(key)
+        && !keyed::names_something_public(key))
+        || keyed::names_a_secret(key)
 }
 
+#[cfg(test)]
+mod properties;
 #[cfg(test)]
 mod tests;

@@ -58,11 +58,12 @@ fn generate(class: &str, n: usize, rng: &mut Rng) -> String {
                 "bech" => "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L".to_owned(),
                 "b58" => "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz".to_owned(),
                 "pw" => format!("{UPPER}{LOWER}{DIGITS}!#%^*_+-=~"),
+                "sym" => format!("{UPPER}{LOWER}{DIGITS}!#%^*_+-=~@&()[];:,.?/|"),
                 other => panic!("unknown corpus class {other}"),
             };
             // A password always mixes classes, as a real one would.
             let mut s = pick(&alphabet, n, rng);
-            if class == "pw" && n >= 4 {
+            if matches!(class, "pw" | "sym") && n >= 4 {
                 s.replace_range(
                     ..4,
                     &format!(
@@ -78,16 +79,25 @@ fn generate(class: &str, n: usize, rng: &mut Rng) -> String {
     }
 }
 
-/// Fills a corpus template: `\n` becomes a newline, every `⟨class:n⟩` a fresh value; returns the
-/// text (markers removed) and the generated values that stood between « and ».
+/// Fills a corpus template: `\n` becomes a newline and `\\` one backslash (so `\\n` is a
+/// written `\n`, as inside a JSON string), every `⟨class:n⟩` a fresh value; returns the text
+/// (markers removed) and the generated values that stood between « and ».
 fn instantiate(template: &str, rng: &mut Rng) -> (String, Vec<String>) {
-    let template = template.replace("\\n", "\n");
     let mut text = String::new();
     let mut pieces = Vec::new();
     let mut in_secret = false;
-    let mut rest = template.as_str();
+    let mut rest = template;
     while let Some(c) = rest.chars().next() {
         match c {
+            '\\' if rest[1..].starts_with(['n', '\\']) => {
+                text.push(if rest[1..].starts_with('n') {
+                    '\n'
+                } else {
+                    '\\'
+                });
+                rest = &rest[2..];
+                continue;
+            }
             '«' => in_secret = true,
             '»' => in_secret = false,
             '⟨' => {

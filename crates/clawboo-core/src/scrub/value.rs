@@ -28,7 +28,7 @@ pub(crate) fn is_placeholder(value: &str) -> bool {
     {
         return true;
     }
-    const TEMPLATES: &[&str] = &["${", "{{", "$(", "#{", "%(", "<%", "…", "•"];
+    const TEMPLATES: &[&str] = &["${", "{{", "$(", "#{", "%(", "<%", "((", "…", "•"];
     if TEMPLATES.iter().any(|t| v.contains(t)) || has_placeholder_marks(v) {
         return true;
     }
@@ -145,7 +145,19 @@ pub(crate) fn entropy(s: &str) -> f64 {
 pub(crate) fn is_path(s: &str) -> bool {
     let rooted = s.starts_with(['/', '~']) || s.starts_with("./") || s.starts_with("../");
     let segments = s.split('/').filter(|p| !p.is_empty()).count();
-    rooted && !s.contains(['+', '=']) && (segments >= 2 || s.contains('.') || s.len() < 16)
+    // A segment of mixed case and digits (`rNOQJ5kvRmTpTn04kirp`) is base64, not a directory.
+    let base64_segment = s.split('/').any(|seg| {
+        let b = seg.as_bytes();
+        b.len() >= 12
+            && b.iter().any(u8::is_ascii_digit)
+            && b.iter().any(u8::is_ascii_uppercase)
+            && b.iter().any(u8::is_ascii_lowercase)
+            && !seg.contains(['.', '-', '_'])
+    });
+    rooted
+        && !s.contains(['+', '='])
+        && !base64_segment
+        && (segments >= 2 || s.contains('.') || s.len() < 16)
 }
 
 /// Whether `s` is a UUID (`8-4-4-4-12` hex).
@@ -215,6 +227,112 @@ pub(crate) fn is_code_reference(value: &str) -> bool {
                     .skip_while(|c| !c.is_ascii_digit())
                     .all(u8::is_ascii_digit)
         })
+}
+
+/// Whether letters-only `s` reads as a name made of words (`getpass`, `userPassword`,
+/// `DEFAULT_PASSWORD`) rather than random letters (`JqKxPzRtMnBvCdFg`): few case humps, and
+/// every longer word has vowels and no long consonant run.
+pub(crate) fn reads_as_words(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut parts = 0;
+    let mut letters = 0;
+    // Words of one or two letters, and of one: random letters have several, names few.
+    let (mut short, mut single) = (0, 0);
+    let mut start = None;
+    for i in 0..=b.len() {
+        let c = b.get(i).copied().unwrap_or(b' ');
+        let ends = match start {
+            _ if !c.is_ascii_alphabetic() => true,
+            None => false,
+            // A hump: `userPassword`, or the last capital of a run before lowercase (`HTTPServer`).
+            Some(_) => {
+                let p = b[i - 1];
+                p.is_ascii_lowercase() && c.is_ascii_uppercase()
+                    || p.is_ascii_uppercase()
+                        && c.is_ascii_uppercase()
+                        && b.get(i + 1).is_some_and(u8::is_ascii_lowercase)
+            }
+        };
+        if ends && let Some(from) = start.take() {
+            parts += 1;
+            letters += i - from;
+            short += usize::from(i - from < 3);
+            single += usize::from(i - from == 1);
+            if !is_pronounceable(&b[from..i]) {
+                return false;
+            }
+        }
+        if c.is_ascii_alphabetic() && start.is_none() {
+            start = Some(i);
+        }
+    }
+    parts > 0 && parts * 3 <= letters + 2 && !(short >= 2 && single >= 1)
+}
+
+/// Whether a word could be English: a vowel in every three letters or so, no run of four
+/// consonants, and no three at its start but the usual clusters (`str`, `sch`, `thr`, …).
+fn is_pronounceable(word: &[u8]) -> bool {
+    const CLUSTERS: &[&[u8]] = &[
+        b"str", b"spr", b"scr", b"spl", b"sch", b"thr", b"chr", b"shr", b"phr",
+    ];
+    if word.len() < 3 {
+        return true;
+    }
+    let lower: Vec<u8> = word.iter().map(u8::to_ascii_lowercase).collect();
+    let vowel = |c: &u8| b"aeiouy".contains(c);
+    let vowels = lower.iter().filter(|c| vowel(c)).count();
+    let mut run = 0;
+    for c in &lower {
+        run = if vowel(c) { 0 } else { run + 1 };
+        if run >= 4 {
+            return false;
+        }
+    }
+    let initial = lower.iter().take_while(|c| !vowel(c)).count();
+    let cluster_start = CLUSTERS.iter().any(|c| lower.starts_with(c));
+    vowels * 4 >= lower.len() && (initial < 3 || cluster_start)
+}
+
+/// The bytes that base64 (standard or URL-safe, padding optional) `s` decodes to, at most `max`
+/// of them; decoding stops at the first byte outside the alphabet.
+pub(crate) fn decode_base64(s: &str, max: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(max.min(s.len()));
+    let (mut acc, mut bits) = (0u32, 0);
+    for &c in s.as_bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            _ => break,
+        };
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+            if out.len() >= max {
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Whether `s` is base64 of `user:password` (a Basic credential, a `.npmrc` `_auth`, a Docker
+/// `auth`): printable text with a colon between two non-empty parts.
+pub(crate) fn decodes_to_credentials(s: &str) -> bool {
+    let body = s.trim_end_matches('=');
+    let alphabet = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'-' | b'_');
+    if body.len() < 8 || body.len() > 512 || body.len() % 4 == 1 || !body.bytes().all(alphabet) {
+        return false;
+    }
+    let decoded = decode_base64(body, 384);
+    let printable = decoded.iter().all(|c| c.is_ascii_graphic() || *c == b' ');
+    let colon = decoded.iter().position(|&c| c == b':');
+    printable && colon.is_some_and(|at| at > 0 && at + 1 < decoded.len())
 }
 
 /// The largest char boundary of `s` at or below `i`.

@@ -27,10 +27,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::binding::MemoryBinding;
-use crate::mcp::{DomainError, Prompt, Reply, Server, Tool, ToolResult};
+use crate::mcp::{Annotations, DomainError, Prompt, Reply, Server, Tool, ToolResult};
 use crate::memory::{
-    EmbedConfig, Embedder, Fact, Memory, MemoryError, NewFact, Procedure, ReadScope, SearchMode,
-    TeamView, WriteScope,
+    EmbedConfig, Embedder, Entry, Fact, Memory, MemoryError, NewFact, Procedure, ReadScope,
+    SearchHit, SearchMode, TeamView, WriteScope,
 };
 
 /// The server's `serverInfo.name`.
@@ -185,7 +185,8 @@ struct BrowseArgs {
     scope: ScopeArgs,
 }
 
-#[derive(Serialize)]
+/// `memory_save`'s answer.
+#[derive(Serialize, JsonSchema)]
 #[serde(tag = "saved", rename_all = "lowercase")]
 enum Saved {
     Fact { fact: Fact },
@@ -224,11 +225,20 @@ fn memory_save(s: &MemoryState, a: SaveArgs) -> ToolResult {
     Ok(Reply::json(&saved))
 }
 
-/// A search that could not be done the way it was asked: why, then what full-text found.
-#[derive(Serialize)]
-struct DegradedSearch<H: Serialize> {
-    note: String,
-    hits: H,
+/// `memory_search`'s answer: the hits, best first, or, when the search could not be done the way
+/// it was asked, why and what full-text found.
+#[derive(Serialize, JsonSchema)]
+#[serde(untagged)]
+enum SearchAnswer {
+    /// The search ran as asked.
+    Hits(Vec<SearchHit>),
+    /// It ran full-text instead.
+    Degraded {
+        /// Why.
+        note: String,
+        /// What full-text found.
+        hits: Vec<SearchHit>,
+    },
 }
 
 fn memory_search(s: &MemoryState, a: SearchArgs) -> ToolResult {
@@ -237,13 +247,13 @@ fn memory_search(s: &MemoryState, a: SearchArgs) -> ToolResult {
         .memory
         .search(&a.query, a.mode, a.limit.unwrap_or(DEFAULT_LIMIT), &scope)
         .map_err(MemoryToolError::from)?;
-    Ok(match outcome.degraded {
-        Some(why) => Reply::json(&DegradedSearch {
-            note: why,
+    Ok(Reply::json(&match outcome.degraded {
+        Some(note) => SearchAnswer::Degraded {
+            note,
             hits: outcome.hits,
-        }),
-        None => Reply::json(&outcome.hits),
-    })
+        },
+        None => SearchAnswer::Hits(outcome.hits),
+    }))
 }
 
 fn memory_browse(s: &MemoryState, a: BrowseArgs) -> ToolResult {
@@ -258,22 +268,41 @@ fn memory_browse(s: &MemoryState, a: BrowseArgs) -> ToolResult {
 /// Builds the memory server over `memory`. With `bound`, the scope arguments are ignored (see the
 /// module documentation).
 pub fn build(memory: Memory, bound: Option<MemoryBinding>) -> Server<MemoryState> {
+    // Annotations (mcp::annotations says what each word means): the store is this install's own
+    // database, and an embedding provider is how it indexes, not a world the tools act on: no tool
+    // is open-world.
     Server::builder(SERVER_NAME, MemoryState { memory, bound })
-        .tool(Tool::new(
-            "memory_save",
-            "Save a durable fact (title + content) or a versioned procedure (set procedureName). Facts are declarative (\"user prefers X\"), not instructions. Secrets are replaced by [REDACTED] before anything is stored; content that is nothing but secrets is refused.",
-            memory_save,
-        ))
-        .tool(Tool::new(
-            "memory_search",
-            "Search saved facts and procedures. mode: fts (default without an embedding provider) | vector | hybrid (default with one). Answers a JSON array of hits; each cites an id and says its kind (fact or procedure). Asked for vector or hybrid without an embedding provider, it searches full-text and answers {\"note\", \"hits\"} instead, the note saying so.",
-            memory_search,
-        ))
-        .tool(Tool::new(
-            "memory_browse",
-            "List recent saved facts and procedures (scoped), newest first.",
-            memory_browse,
-        ))
+        .tool(
+            Tool::new(
+                "memory_save",
+                "Save a durable fact (title + content) or a versioned procedure (set procedureName). Facts are declarative (\"user prefers X\"), not instructions. Secrets are replaced by [REDACTED] before anything is stored; content that is nothing but secrets is refused.",
+                memory_save,
+            )
+            // Adds a fact, or a new version of a procedure (older versions stay); each call adds
+            // another.
+            .annotations(Annotations::additive("Save a memory"))
+            .output::<Saved>(),
+        )
+        .tool(
+            Tool::new(
+                "memory_search",
+                "Search saved facts and procedures. mode: fts (default without an embedding provider) | vector | hybrid (default with one). Answers a JSON array of hits; each cites an id and says its kind (fact or procedure). Asked for vector or hybrid without an embedding provider, it searches full-text and answers {\"note\", \"hits\"} instead, the note saying so.",
+                memory_search,
+            )
+            // Reads only.
+            .annotations(Annotations::read_only("Search memories"))
+            .output::<SearchAnswer>(),
+        )
+        .tool(
+            Tool::new(
+                "memory_browse",
+                "List recent saved facts and procedures (scoped), newest first.",
+                memory_browse,
+            )
+            // Reads only.
+            .annotations(Annotations::read_only("Browse memories"))
+            .output::<Vec<Entry>>(),
+        )
         .prompt(Prompt::new(
             "auto-memory",
             "The shared facts most relevant to a task, as a bounded <auto-memory> block to put in front of the agent that runs it (empty when none applies).",

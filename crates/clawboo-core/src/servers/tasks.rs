@@ -1,29 +1,52 @@
-//! The Tasks server (`clawboo-tasks`): the board's twelve tools.
+//! The Tasks server (`clawboo-tasks`): the board's tools, the reference's twelve and
+//! `renew_task_lease` (their names, in order, are its entry in `servers::registry`).
 //!
-//! Owns: argument types, tool descriptions, the bound-team guard and the wire texts of every
-//! outcome. Guarantees: when bound to a team, a task of another team (or of none) is
-//! indistinguishable from a missing one (`not found: <id>`), and the team of a created task is the
-//! bound team whatever the arguments say.
+//! Owns: argument types, tool descriptions, the bound-team guard, the wire texts of every
+//! outcome, and the claim-lease default ([`CLAIM_LEASE_ENV`]). Guarantees: when bound to a team, a
+//! task of another team (or of none) is indistinguishable from a missing one (`not found: <id>`),
+//! and the team of a created task is the bound team whatever the arguments say; the reads
+//! (`get_task`, `list_tasks`) first return every task whose lease ran out to `todo`, so no tool
+//! shows a task held by a lease that has run out; a `list_tasks` with `waitMs` waits for ready work
+//! on the file's change feed ([`crate::db::Changes`]) and ends at once when the session does.
+//!
+//! Decision: claims get no lease unless asked (`leaseSeconds`, or the bin's
+//! `CLAWBOO_CLAIM_LEASE_SECS`): the reference's claim holds a task until someone moves it, and a
+//! board shared with agents that do not know to renew must not take work from them.
 //!
 //! Must never: touch SQL (the `board` repository does), or let an argument widen the bound team.
 
+use std::time::{Duration, Instant};
+
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 use crate::binding::TasksBinding;
-use crate::board::{self, AuthorType, BoardError, Caps, ListFilter, NewTask, Status};
-use crate::db::Db;
-use crate::mcp::{DomainError, Reply, Server, Tool, ToolResult};
+use crate::board::{
+    self, Ancestor, AuthorType, BoardError, Caps, Comment, ListFilter, NewTask, Status, Task,
+};
+use crate::db::{Check, Db, Hangup};
+use crate::log;
+use crate::mcp::{Annotations, DomainError, Reply, Server, Tool, ToolError, ToolResult};
 
 /// The server's `serverInfo.name`.
 pub const SERVER_NAME: &str = "clawboo-tasks";
+
+/// The environment variable giving every claim a lease of this many seconds unless the call says
+/// otherwise (`leaseSeconds`); unset, blank or `0`, claims get none.
+pub const CLAIM_LEASE_ENV: &str = "CLAWBOO_CLAIM_LEASE_SECS";
+
+/// The longest a call may wait (`waitMs`), in milliseconds.
+const MAX_WAIT_MS: u32 = 60_000;
 
 /// The state behind the Tasks tools.
 pub struct TasksState {
     db: Db,
     bound_team: Option<String>,
     caps: Caps,
+    /// The lease a claim gets when its call names none, in seconds.
+    default_lease: Option<i64>,
+    /// Raised when the session ends: a waiting `list_tasks` returns at once.
+    hangup: Hangup,
 }
 
 /// A tool-error of the Tasks server. A task that is missing or, on a bound session, belongs to
@@ -34,7 +57,7 @@ pub enum TasksError {
     /// A claim, release or status change was refused for `reason`: `<action> failed: <code…>`.
     #[error("{action} failed: {}", reason.reason())]
     Refused {
-        /// `claim`, `release`, `status change`, `block` or `unblock`.
+        /// `claim`, `release`, `status change`, `block`, `unblock` or `renew`.
         action: &'static str,
         /// Why.
         #[source]
@@ -43,6 +66,10 @@ pub enum TasksError {
     /// Any other board refusal, with its own text.
     #[error(transparent)]
     Board(#[from] BoardError),
+    /// A waiting call could not watch the database (`database error: …`, or why its watcher
+    /// could not start).
+    #[error(transparent)]
+    Watch(#[from] crate::db::DbError),
 }
 
 impl DomainError for TasksError {
@@ -91,6 +118,11 @@ struct ListTasksArgs {
     status: Option<Status>,
     /// Only claimable work: todo tasks whose dependencies are all done, most urgent first.
     ready: Option<bool>,
+    /// With ready=true: wait up to this many milliseconds (0..60000; default 0 answers at once)
+    /// when nothing is ready; the call returns as soon as a task becomes ready, or at the deadline
+    /// with [].
+    #[schemars(range(min = 0, max = 60000))]
+    wait_ms: Option<u32>,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -141,6 +173,22 @@ struct ClaimArgs {
     assignee_agent_id: String,
     /// The runtime the agent runs in.
     assignee_runtime: Option<String>,
+    /// Hold the task only this many seconds (0..86400, where 0 is no lease) unless renewed. Left
+    /// out, the board's default applies (none unless the operator set one).
+    #[schemars(range(min = 0, max = 86400))]
+    lease_seconds: Option<u32>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct RenewArgs {
+    /// The task's id.
+    task_id: String,
+    /// The agent holding the task (the one that claimed it).
+    assignee_agent_id: String,
+    /// The lease's new length from now, in seconds (1..86400; default: the claim's).
+    #[schemars(range(min = 1, max = 86400))]
+    lease_seconds: Option<u32>,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -174,29 +222,65 @@ struct LinkArgs {
     depends_on_task_id: String,
 }
 
+/// `get_task`'s answer.
+#[derive(Serialize, JsonSchema)]
+struct TaskDetail {
+    /// The task.
+    task: Task,
+    /// Its comments, oldest first.
+    comments: Vec<Comment>,
+    /// Its parent, the parent's parent, and so on.
+    ancestors: Vec<Ancestor>,
+}
+
 fn list_tasks(s: &TasksState, a: ListTasksArgs) -> ToolResult {
     let filter = ListFilter {
         team_id: s.bound_team.clone().or(a.team_id),
         status: a.status,
         ready: a.ready == Some(true),
     };
-    let tasks = board::list(&s.db.conn(), &filter).map_err(TasksError::from)?;
+    let wait_ms = a.wait_ms.unwrap_or(0);
+    if wait_ms > 0 && !filter.ready {
+        return Err(ToolError::invalid_args(
+            "waitMs: waits only for ready work; pass ready=true with it",
+        ));
+    }
+    let team = filter.team_id.as_deref().filter(|t| !t.is_empty());
+    let wait = Duration::from_millis(wait_ms.min(MAX_WAIT_MS).into());
+    let tasks = s.db.changes().wait_for(wait, &s.hangup, || {
+        let conn = s.db.conn();
+        board::expire_leases(&conn)?;
+        let tasks = board::list(&conn, &filter)?;
+        if !tasks.is_empty() || wait.is_zero() {
+            return Ok::<_, TasksError>(Check::Ready(tasks));
+        }
+        // A lease running out makes work ready without a commit: look again then.
+        let recheck = board::next_expiry(&conn, team)?.map(|at| {
+            let left = u64::try_from(at.saturating_sub(conn.now_ms())).unwrap_or(0);
+            Instant::now() + Duration::from_millis(left)
+        });
+        Ok(Check::NotYet {
+            answer: tasks,
+            recheck,
+        })
+    })?;
     Ok(Reply::json(&tasks))
 }
 
 fn get_task(s: &TasksState, a: TaskIdArgs) -> ToolResult {
     let conn = s.db.conn();
+    board::expire_leases(&conn).map_err(TasksError::from)?;
     let task = board::get(&conn, &a.task_id)
         .map_err(TasksError::from)?
         .filter(|t| s.bound_team.is_none() || t.team_id == s.bound_team)
         .ok_or_else(|| TasksError::from(BoardError::no_task(&a.task_id)))?;
     let comments = board::comments(&conn, &a.task_id).map_err(TasksError::from)?;
     let ancestors = board::ancestors(&conn, &a.task_id).map_err(TasksError::from)?;
-    Ok(Reply::json(&json!({
-        "task": task,
-        "comments": comments,
-        "ancestors": ancestors,
-    })))
+    Ok(Reply::json(&TaskDetail {
+        task,
+        comments,
+        ancestors,
+    }))
 }
 
 fn create(s: &TasksState, new: NewTask) -> ToolResult {
@@ -242,14 +326,49 @@ fn create_subtask(s: &TasksState, a: CreateSubtaskArgs) -> ToolResult {
 
 fn claim_task(s: &TasksState, a: ClaimArgs) -> ToolResult {
     s.guard(&a.task_id)?;
+    let lease = match a.lease_seconds {
+        Some(0) => None,
+        Some(seconds) => Some(i64::from(seconds)),
+        None => s.default_lease,
+    };
     let task = board::claim(
         &s.db.conn(),
         &a.task_id,
         &a.assignee_agent_id,
         a.assignee_runtime.as_deref(),
+        lease,
     )
     .map_err(TasksState::refused("claim"))?;
     Ok(Reply::json(&task))
+}
+
+fn renew_task_lease(s: &TasksState, a: RenewArgs) -> ToolResult {
+    s.guard(&a.task_id)?;
+    let task = board::renew(
+        &s.db.conn(),
+        &a.task_id,
+        &a.assignee_agent_id,
+        a.lease_seconds.map(i64::from),
+    )
+    .map_err(TasksState::refused("renew"))?;
+    Ok(Reply::json(&task))
+}
+
+/// The claim-lease default named by [`CLAIM_LEASE_ENV`]'s value: whole seconds, at most
+/// [`board::MAX_LEASE_SECONDS`]; unset, blank or `0` is none. Anything else is the reason it
+/// cannot be used.
+fn default_lease(value: Option<&str>) -> Result<Option<i64>, String> {
+    let Some(value) = crate::binding::given(value) else {
+        return Ok(None);
+    };
+    match value.parse::<i64>() {
+        Ok(0) => Ok(None),
+        Ok(seconds) if (1..=board::MAX_LEASE_SECONDS).contains(&seconds) => Ok(Some(seconds)),
+        _ => Err(format!(
+            "{CLAIM_LEASE_ENV}: expected whole seconds from 0 to {}, got {value:?}; claims get no lease",
+            board::MAX_LEASE_SECONDS
+        )),
+    }
 }
 
 fn release_task(s: &TasksState, a: TaskIdArgs) -> ToolResult {
@@ -282,78 +401,184 @@ fn link_task(s: &TasksState, a: LinkArgs) -> ToolResult {
 }
 
 /// Builds the Tasks server over `db`. With `bound`, every read and write is confined to that
-/// team.
+/// team. Claims get the lease [`CLAIM_LEASE_ENV`] names, if it names one, unless a call says
+/// otherwise (a value that cannot be used is logged and ignored).
 pub fn build(db: Db, bound: Option<TasksBinding>) -> Server<TasksState> {
+    let default_lease = default_lease(std::env::var(CLAIM_LEASE_ENV).ok().as_deref())
+        .unwrap_or_else(|reason| {
+            log::warn(&reason);
+            None
+        });
+    build_with_lease(db, bound, default_lease)
+}
+
+/// [`build`] with the claim-lease default given.
+fn build_with_lease(
+    db: Db,
+    bound: Option<TasksBinding>,
+    default_lease: Option<i64>,
+) -> Server<TasksState> {
     let bound_team = bound.map(|b| b.team_id);
-    let list_description = if bound_team.is_some() {
-        "List your team's board tasks. Pass ready=true for only claimable (deps satisfied) work."
-    } else {
-        "List board tasks. Pass ready=true for only claimable (deps satisfied) work."
+    let list_description = format!(
+        "{} Pass ready=true for only claimable (deps satisfied) work. To wait for work instead of polling, add waitMs (up to 60000): with nothing ready the call returns as soon as a task becomes ready, or after waitMs with [].",
+        if bound_team.is_some() {
+            "List your team's board tasks."
+        } else {
+            "List board tasks."
+        }
+    );
+    let lease_note = match default_lease {
+        Some(seconds) => format!(
+            " This board gives every claim a {seconds} s lease unless leaseSeconds says otherwise (0 for none)."
+        ),
+        None => String::new(),
     };
+    let claim_description = format!(
+        "Atomically claim a todo task. A \"conflict\" error means another agent won — do not retry. With leaseSeconds the claim is a lease: renew it before leaseExpiresAt (renew_task_lease, or add_comment with your authorAgentId) or the task goes back to todo for another agent.{lease_note}"
+    );
+    let assign_description = format!(
+        "Assign a todo task to an agent (same atomic claim; conflict means already assigned). leaseSeconds works as for claim_task.{lease_note}"
+    );
+    let hangup = db.changes().hangup();
     let state = TasksState {
         db,
         bound_team,
         caps: Caps::default(),
+        default_lease,
+        hangup,
     };
+    // Annotations (mcp::annotations says what each word means): the board is this install's own
+    // database, so no tool is open-world.
     Server::builder(SERVER_NAME, state)
-        // Every handler is a few statements on this process's connection.
+        // Every handler is a few statements on this process's connection, but a list_tasks that
+        // asks to wait, which says so.
         .handlers_never_wait()
-        .tool(Tool::new("list_tasks", list_description, list_tasks))
-        .tool(Tool::new(
-            "get_task",
-            "Get a task with its comments and ancestor chain.",
-            get_task,
-        ))
-        .tool(Tool::new(
-            "create_task",
-            "Create a board task. With parentTaskId set it is a subtask: the per-parent child-count and nesting-depth caps apply. Without one it is a root task, rate-limited per rolling window.",
-            create_task,
-        ))
-        .tool(Tool::new(
-            "create_subtask",
-            "Create a subtask under a parent (inherits the parent team). Capped per parent (child count) and by nesting depth.",
-            create_subtask,
-        ))
-        .tool(Tool::new(
-            "claim_task",
-            "Atomically claim a todo task. A \"conflict\" error means another agent won — do not retry.",
-            claim_task,
-        ))
-        .tool(Tool::new(
-            "assign_task",
-            "Assign a todo task to an agent (same atomic claim; conflict means already assigned).",
-            claim_task,
-        ))
-        .tool(Tool::new(
-            "release_task",
-            "Release an in-progress task back to todo.",
-            release_task,
-        ))
-        .tool(Tool::new(
-            "update_task_status",
-            "Transition a task status (state-machine enforced; illegal transitions error).",
-            |s: &TasksState, a: UpdateStatusArgs| s.move_to(&a.task_id, a.status, "status change"),
-        ))
-        .tool(Tool::new(
-            "block_task",
-            "Mark a task blocked.",
-            |s: &TasksState, a: TaskIdArgs| s.move_to(&a.task_id, Status::Blocked, "block"),
-        ))
-        .tool(Tool::new(
-            "unblock_task",
-            "Unblock a task (back to todo).",
-            |s: &TasksState, a: TaskIdArgs| s.move_to(&a.task_id, Status::Todo, "unblock"),
-        ))
-        .tool(Tool::new(
-            "add_comment",
-            "Add a comment to a task (report-up summaries, system notes).",
-            add_comment,
-        ))
-        .tool(Tool::new(
-            "link_task",
-            "Make taskId depend on dependsOnTaskId (it stays unready until the dependency is done).",
-            link_task,
-        ))
+        .on_close(|s: &TasksState| s.hangup.raise())
+        .tool(
+            Tool::new("list_tasks", list_description, list_tasks)
+                .waits_when_given("waitMs")
+                // Reads only. (A lease that has run out is already over: returning its task to
+                // todo first only records that, as every read of the board does.)
+                .annotations(Annotations::read_only("List tasks"))
+                .output::<Vec<Task>>(),
+        )
+        .tool(
+            Tool::new(
+                "get_task",
+                "Get a task with its comments and ancestor chain.",
+                get_task,
+            )
+            // Reads only (leases as for list_tasks).
+            .annotations(Annotations::read_only("Get a task"))
+            .output::<TaskDetail>(),
+        )
+        .tool(
+            Tool::new(
+                "create_task",
+                "Create a board task. With parentTaskId set it is a subtask: the per-parent child-count and nesting-depth caps apply. Without one it is a root task, rate-limited per rolling window.",
+                create_task,
+            )
+            // Adds a task; each call adds another.
+            .annotations(Annotations::additive("Create a task"))
+            .output::<Task>(),
+        )
+        .tool(
+            Tool::new(
+                "create_subtask",
+                "Create a subtask under a parent (inherits the parent team). Capped per parent (child count) and by nesting depth.",
+                create_subtask,
+            )
+            // Adds a task; each call adds another.
+            .annotations(Annotations::additive("Create a subtask"))
+            .output::<Task>(),
+        )
+        .tool(
+            Tool::new("claim_task", claim_description, claim_task)
+                // Fills the empty assignee of a todo task, which release_task takes back. A repeat
+                // changes nothing but answers "conflict", which reads as a lost race: not
+                // retry-safe.
+                .annotations(Annotations::additive("Claim a task"))
+                .output::<Task>(),
+        )
+        .tool(
+            Tool::new("assign_task", assign_description, claim_task)
+                // The same claim.
+                .annotations(Annotations::additive("Assign a task"))
+                .output::<Task>(),
+        )
+        .tool(
+            Tool::new(
+                "release_task",
+                "Release an in-progress task back to todo.",
+                release_task,
+            )
+            // Clears the assignee and the stored verification verdict; a repeat is refused and
+            // changes nothing.
+            .annotations(Annotations::destructive("Release a task").idempotent()),
+        )
+        .tool(
+            Tool::new(
+                "update_task_status",
+                "Transition a task status (state-machine enforced; illegal transitions error).",
+                |s: &TasksState, a: UpdateStatusArgs| {
+                    s.move_to(&a.task_id, a.status, "status change")
+                },
+            )
+            // Can close a task for good (done and cancelled are terminal); moving to the status a
+            // task already has changes nothing.
+            .annotations(Annotations::destructive("Change a task's status").idempotent())
+            .output::<Task>(),
+        )
+        .tool(
+            Tool::new(
+                "block_task",
+                "Mark a task blocked.",
+                |s: &TasksState, a: TaskIdArgs| s.move_to(&a.task_id, Status::Blocked, "block"),
+            )
+            // A status move unblock_task undoes; blocking a blocked task changes nothing.
+            .annotations(Annotations::additive("Block a task").idempotent())
+            .output::<Task>(),
+        )
+        .tool(
+            Tool::new(
+                "unblock_task",
+                "Unblock a task (back to todo).",
+                |s: &TasksState, a: TaskIdArgs| s.move_to(&a.task_id, Status::Todo, "unblock"),
+            )
+            // A status move block_task undoes; a repeat changes nothing.
+            .annotations(Annotations::additive("Unblock a task").idempotent())
+            .output::<Task>(),
+        )
+        .tool(
+            Tool::new(
+                "add_comment",
+                "Add a comment to a task (report-up summaries, system notes).",
+                add_comment,
+            )
+            // Adds a comment; each call adds another.
+            .annotations(Annotations::additive("Comment on a task"))
+            .output::<Comment>(),
+        )
+        .tool(
+            Tool::new(
+                "link_task",
+                "Make taskId depend on dependsOnTaskId (it stays unready until the dependency is done).",
+                link_task,
+            )
+            // Adds a dependency; linking the same pair again changes nothing.
+            .annotations(Annotations::additive("Link tasks").idempotent()),
+        )
+        .tool(
+            Tool::new(
+                "renew_task_lease",
+                "Renew your lease on a task you claimed with leaseSeconds: it runs leaseSeconds (default: the claim's length) from now. Renew well before leaseExpiresAt; once a lease has run out the task is back in todo and this call fails with lease_expired.",
+                renew_task_lease,
+            )
+            // Moves the holder's own lease deadline later and nothing else; a repeat sets it to
+            // the same length from now again (retry-safe), and a lease that ran out is refused.
+            .annotations(Annotations::additive("Renew a task lease").idempotent())
+            .output::<Task>(),
+        )
         .build()
 }
 

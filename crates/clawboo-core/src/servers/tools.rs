@@ -11,13 +11,9 @@
 //!
 //! Must never: run a tool other than through the broker, or touch SQL.
 
-use schemars::JsonSchema;
-use serde::Serialize;
-use serde::de::DeserializeOwned;
-
 use crate::binding::{Binding, ServerKind, ToolsBinding};
 use crate::broker::availability::AvailabilityContext;
-use crate::broker::builtins::{Builtin, DeletePathArgs, EchoArgs, NoteArgs, WebSearchArgs};
+use crate::broker::builtins::{Builtin, DeletePath, Echo, Note, Parsed, WebSearch};
 use crate::broker::compact::CompactionStats;
 use crate::broker::{ApprovalTimings, Broker, BrokerError, CallContext, Outcome};
 use crate::db::Db;
@@ -69,6 +65,7 @@ impl From<AvailabilityContext> for ToolsConfig {
                 agent_id: bound.agent_id,
                 tenant_id: bound.tenant_id,
                 blocklist,
+                token_name: None,
             },
             env,
         }
@@ -100,6 +97,12 @@ impl ToolsOptions {
     pub fn bound(mut self, binding: ToolsBinding) -> Self {
         self.config.caller.agent_id = binding.agent_id;
         self.config.caller.tenant_id = binding.tenant_id;
+        self
+    }
+
+    /// Records `token_name` (the HTTP token the session came in with) on audit and approval rows.
+    pub(crate) fn called_with(mut self, token_name: Option<&str>) -> Self {
+        self.config.caller.token_name = token_name.map(str::to_owned);
         self
     }
 
@@ -166,47 +169,48 @@ fn to_result(outcome: Outcome) -> ToolResult {
     })
 }
 
-/// The MCP tool for `tool`, whose arguments deserialize into `A`.
-fn brokered<A>(tool: Builtin) -> Tool<ToolsState>
-where
-    A: Serialize + DeserializeOwned + JsonSchema,
-{
-    Tool::new(
-        tool.name(),
-        tool.description(),
-        move |state: &ToolsState, args: A| {
-            let args = serde_json::to_value(&args).map_err(ToolError::invalid_args)?;
-            tool.parse(&args).map_err(ToolError::invalid_args)?;
-            to_result(state.broker.call(tool.name(), &args, &state.caller)?)
-        },
-    )
+/// The MCP tool for the builtin `B`, or `None` when `broker` may not offer it (a hidden tool is
+/// unknown to the client). Its annotations follow its broker risk ([`super::risk`]). Its arguments
+/// are read and checked once, into [`Parsed`], by
+/// [`Tool::new`]; bad arguments are an `invalid args: …` tool-error that never reaches the broker.
+fn brokered<B: Builtin>(broker: &Broker) -> Option<Tool<ToolsState>> {
+    let info = B::INFO;
+    broker.availability(&info).visible.then(|| {
+        Tool::new(
+            info.name,
+            info.description,
+            |state: &ToolsState, args: Parsed<B>| {
+                to_result(state.broker.call(args, &state.caller)?)
+            },
+        )
+        .annotations(super::risk::annotations(info.name, info.risk))
+    })
 }
 
-/// Builds the tools server over `db`, listing the builtins available under `config.env`.
+/// Builds the tools server over `db`, listing the builtins available under `config.env`, in
+/// registration order (`builtins::ALL`).
 pub fn build(db: Db, config: ToolsConfig) -> Server<ToolsState> {
     let broker = Broker::start(db, config.env, config.timings);
-    let visible: Vec<Builtin> = Builtin::ALL
-        .into_iter()
-        .filter(|tool| broker.availability(*tool).visible)
-        .collect();
+    let tools = [
+        brokered::<Echo>(&broker),
+        brokered::<Note>(&broker),
+        brokered::<WebSearch>(&broker),
+        brokered::<DeletePath>(&broker),
+    ];
     let state = ToolsState {
         broker,
         caller: config.caller,
     };
-    let mut builder = Server::builder(SERVER_NAME, state)
+    let builder = Server::builder(SERVER_NAME, state)
         .on_close(|state: &ToolsState| state.broker.close())
         .instructions(
         "Every call goes through the Clawboo tool broker: inspected, audited, and for destructive or external tools held until a person approves it. A refusal is an error result whose reason is in _meta.denied; do not retry a denied call unchanged.",
     );
-    for tool in visible {
-        builder = builder.tool(match tool {
-            Builtin::Echo => brokered::<EchoArgs>(tool),
-            Builtin::Note => brokered::<NoteArgs>(tool),
-            Builtin::WebSearch => brokered::<WebSearchArgs>(tool),
-            Builtin::DeletePath => brokered::<DeletePathArgs>(tool),
-        });
-    }
-    builder.build()
+    tools
+        .into_iter()
+        .flatten()
+        .fold(builder, |b, tool| b.tool(tool))
+        .build()
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! for their teammates, and [`format_peer_post`], the envelope a post is delivered in.
 //!
 //! Owns: the `team_chat` table (the reference's DDL and column names) and every write to it; seq
-//! allocation. Guarantees: within a room, seqs start at 1 and are gap-free and unique even with
+//! allocation; the console's reads of rooms (`rooms`). Guarantees: within a room, seqs start at 1 and are gap-free and unique even with
 //! many processes posting at once (the top seq is read and the row inserted inside one
 //! `BEGIN IMMEDIATE`, and `UNIQUE(room_id, seq)` is the backstop); rooms are independent.
 //! [`read_batch`] gives a cursor that visits every post of a room exactly once however small the
@@ -12,11 +12,13 @@
 //! (callers do); build SQL from caller input.
 
 mod envelope;
+mod rooms;
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::Serialize;
 
 pub use envelope::{PeerPost, format_peer_post};
+pub use rooms::{room_page, rooms};
 
 use crate::db::{Conn, DbError, SchemaPart, Step, immediate, new_id};
 
@@ -52,10 +54,13 @@ pub fn room_for_team(team_id: &str) -> String {
 /// What kind of voice a post is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PostKind {
-    /// A teammate's post, the only kind the MCP tool writes. (The reference's board narration and
-    /// a person's posts, `system` and `user`, are written by its host program, never by us; a read
-    /// returns whatever `kind` a row holds.)
+    /// A teammate's post, the only kind the MCP tool writes. (The reference's board narration,
+    /// `system`, is written by its host program, never by us; a read returns whatever `kind` a row
+    /// holds.)
     Peer,
+    /// A person's post from the operator console (agents still read it inside the peer envelope,
+    /// `kind=user`, `isUser=false`: it is narration from the room, not a turn with user authority).
+    User,
 }
 
 impl PostKind {
@@ -63,6 +68,7 @@ impl PostKind {
     pub fn as_str(self) -> &'static str {
         match self {
             PostKind::Peer => "peer",
+            PostKind::User => "user",
         }
     }
 }
@@ -116,7 +122,7 @@ pub struct NewPost<'a> {
     pub kind: PostKind,
 }
 
-fn from_row(row: &Row<'_>) -> rusqlite::Result<ChatPost> {
+pub(crate) fn from_row(row: &Row<'_>) -> rusqlite::Result<ChatPost> {
     Ok(ChatPost {
         id: row.get("id")?,
         room_id: row.get("room_id")?,

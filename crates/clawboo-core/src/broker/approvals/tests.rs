@@ -24,6 +24,7 @@ fn request_with(
             actor: Actor {
                 agent_id: agent,
                 tenant_id: None,
+                caller: None,
             },
             args: &json!({"path": "/tmp/x", "apiKey": "sk-abcdef1234567890"}),
             reason: "\"delete_path\" is destructive and needs approval.",
@@ -56,11 +57,11 @@ fn the_first_decision_wins_a_repeat_changes_nothing_and_another_decision_is_a_co
     let db = Db::open_in_memory().unwrap();
     let conn = db.conn();
     let row = request(&conn, None, MINUTE);
-    let denied = resolve(&conn, &row.id, Resolution::Deny).unwrap();
+    let denied = resolve(&conn, &row.id, Resolution::Deny, "tester").unwrap();
     assert!(denied.changed);
     assert_eq!(denied.row.status(), Status::Deny);
     assert!(denied.row.resolved_at.is_some());
-    let repeat = resolve(&conn, &row.id, Resolution::Deny).unwrap();
+    let repeat = resolve(&conn, &row.id, Resolution::Deny, "tester").unwrap();
     assert_eq!(
         repeat,
         Resolved {
@@ -68,7 +69,7 @@ fn the_first_decision_wins_a_repeat_changes_nothing_and_another_decision_is_a_co
             changed: false
         }
     );
-    let conflict = resolve(&conn, &row.id, Resolution::AllowOnce).unwrap_err();
+    let conflict = resolve(&conn, &row.id, Resolution::AllowOnce, "tester").unwrap_err();
     assert_eq!(
         conflict.to_string(),
         format!(
@@ -81,15 +82,17 @@ fn the_first_decision_wins_a_repeat_changes_nothing_and_another_decision_is_a_co
         ResolveError::Conflict { row: ref held, asked: Resolution::AllowOnce } if **held == denied.row
     ));
     assert!(matches!(
-        resolve(&conn, "no-such-id", Resolution::Deny),
+        resolve(&conn, "no-such-id", Resolution::Deny, "tester"),
         Err(ResolveError::NotFound { id }) if id == "no-such-id"
     ));
     assert!(list_pending(&conn).unwrap().is_empty());
 
     let approved = request(&conn, Some("a"), MINUTE);
-    resolve(&conn, &approved.id, Resolution::AllowOnce).unwrap();
+    resolve(&conn, &approved.id, Resolution::AllowOnce, "tester").unwrap();
     for other in [Resolution::Deny, Resolution::AllowAlways] {
-        let Err(ResolveError::Conflict { row, asked }) = resolve(&conn, &approved.id, other) else {
+        let Err(ResolveError::Conflict { row, asked }) =
+            resolve(&conn, &approved.id, other, "tester")
+        else {
             panic!("{other:?} after allow_once is a conflict");
         };
         assert_eq!((row.status(), asked), (Status::AllowOnce, other));
@@ -101,13 +104,13 @@ fn allow_always_on_a_request_without_an_agent_is_stored_as_allow_once() {
     let db = Db::open_in_memory().unwrap();
     let conn = db.conn();
     let row = request(&conn, None, MINUTE);
-    let resolved = resolve(&conn, &row.id, Resolution::AllowAlways).unwrap();
+    let resolved = resolve(&conn, &row.id, Resolution::AllowAlways, "tester").unwrap();
     assert_eq!(resolved.row.status(), Status::AllowOnce);
     assert_eq!(
         get(&conn, &row.id).unwrap().unwrap().status(),
         Status::AllowOnce
     );
-    let repeat = resolve(&conn, &row.id, Resolution::AllowAlways).unwrap();
+    let repeat = resolve(&conn, &row.id, Resolution::AllowAlways, "tester").unwrap();
     assert!(
         !repeat.changed,
         "asking again for what it means changes nothing"
@@ -138,7 +141,7 @@ fn a_request_past_its_expiry_cannot_be_approved() {
     );
     db.clock().advance(Duration::from_millis(1));
     let Err(ResolveError::Conflict { row: after, .. }) =
-        resolve(&conn, &row.id, Resolution::AllowOnce)
+        resolve(&conn, &row.id, Resolution::AllowOnce, "tester")
     else {
         panic!("an expired request is not approved");
     };
@@ -149,7 +152,7 @@ fn a_request_past_its_expiry_cannot_be_approved() {
         "the expiry found by the resolve is kept"
     );
     assert!(matches!(
-        resolve(&conn, &row.id, Resolution::Deny),
+        resolve(&conn, &row.id, Resolution::Deny, "tester"),
         Err(ResolveError::Conflict { .. })
     ));
 }
@@ -183,10 +186,11 @@ fn a_standing_grant_belongs_to_one_agent_tenant_and_tool() {
     let db = Db::open_in_memory().unwrap();
     let conn = db.conn();
     let row = request(&conn, Some("a"), MINUTE);
-    resolve(&conn, &row.id, Resolution::AllowAlways).unwrap();
+    resolve(&conn, &row.id, Resolution::AllowAlways, "tester").unwrap();
     let a = Actor {
         agent_id: Some("a"),
         tenant_id: None,
+        caller: None,
     };
     assert_eq!(
         standing_grant(&conn, "delete_path", a)
@@ -198,11 +202,13 @@ fn a_standing_grant_belongs_to_one_agent_tenant_and_tool() {
     let b = Actor {
         agent_id: Some("b"),
         tenant_id: None,
+        caller: None,
     };
     assert!(standing_grant(&conn, "delete_path", b).unwrap().is_none());
     let other_tenant = Actor {
         agent_id: Some("a"),
         tenant_id: Some("t2"),
+        caller: None,
     };
     assert!(
         standing_grant(&conn, "delete_path", other_tenant)
@@ -210,10 +216,11 @@ fn a_standing_grant_belongs_to_one_agent_tenant_and_tool() {
             .is_none()
     );
     let once = request(&conn, Some("c"), MINUTE);
-    resolve(&conn, &once.id, Resolution::AllowOnce).unwrap();
+    resolve(&conn, &once.id, Resolution::AllowOnce, "tester").unwrap();
     let c = Actor {
         agent_id: Some("c"),
         tenant_id: None,
+        caller: None,
     };
     assert!(standing_grant(&conn, "delete_path", c).unwrap().is_none());
 }
@@ -223,7 +230,7 @@ fn a_grant_to_nobody_in_particular_is_never_standing() {
     let db = Db::open_in_memory().unwrap();
     let conn = db.conn();
     let row = request(&conn, None, MINUTE);
-    resolve(&conn, &row.id, Resolution::AllowAlways).unwrap();
+    resolve(&conn, &row.id, Resolution::AllowAlways, "tester").unwrap();
     assert!(
         standing_grant(&conn, "delete_path", Actor::default())
             .unwrap()
@@ -255,7 +262,7 @@ fn a_wait_ends_when_the_server_closes_and_the_request_is_expired() {
 fn a_wait_reads_its_row_before_anything_else_so_an_earlier_decision_wins() {
     let db = Db::open_in_memory().unwrap();
     let row = request(&db.conn(), None, MINUTE);
-    resolve(&db.conn(), &row.id, Resolution::AllowOnce).unwrap();
+    resolve(&db.conn(), &row.id, Resolution::AllowOnce, "tester").unwrap();
     // No time to wait and the server already closing: only a wait that reads the row first can
     // see the decision.
     let end = wait(
@@ -288,7 +295,7 @@ fn a_wait_reads_its_row_before_anything_else_so_an_earlier_decision_wins() {
 fn a_decision_that_lands_as_the_wait_runs_out_is_honoured_not_overwritten() {
     let db = Db::open_in_memory().unwrap();
     let row = request(&db.conn(), None, MINUTE);
-    resolve(&db.conn(), &row.id, Resolution::Deny).unwrap();
+    resolve(&db.conn(), &row.id, Resolution::Deny, "tester").unwrap();
     assert_eq!(
         close_wait(&db, &row.id, WaitEnd::Timeout).unwrap(),
         WaitEnd::Deny
@@ -403,7 +410,7 @@ fn approving_a_request_whose_caller_is_gone_is_a_conflict_not_an_approval() {
     let gone = request_with(&conn, Some("a"), MINUTE, Some(MINUTE));
     lapse(&conn, &gone.id);
     let Err(ResolveError::Conflict { row, asked }) =
-        resolve(&conn, &gone.id, Resolution::AllowOnce)
+        resolve(&conn, &gone.id, Resolution::AllowOnce, "tester")
     else {
         panic!("a request nobody waits for is not approved");
     };
@@ -448,7 +455,7 @@ fn every_request_that_ends_without_a_run_leaves_exactly_one_after_row() {
         WaitEnd::Timeout
     );
     let denied = request(&db.conn(), Some("d"), MINUTE);
-    resolve(&db.conn(), &denied.id, Resolution::Deny).unwrap();
+    resolve(&db.conn(), &denied.id, Resolution::Deny, "tester").unwrap();
     assert_eq!(
         close_wait(&db, &denied.id, WaitEnd::Timeout).unwrap(),
         WaitEnd::Deny,
@@ -463,7 +470,7 @@ fn every_request_that_ends_without_a_run_leaves_exactly_one_after_row() {
         .unwrap();
     assert_eq!(expire_stale(&db.conn()).unwrap(), 1);
     let approved = request(&db.conn(), Some("o"), MINUTE);
-    resolve(&db.conn(), &approved.id, Resolution::AllowOnce).unwrap();
+    resolve(&db.conn(), &approved.id, Resolution::AllowOnce, "tester").unwrap();
     let delegation = request(&db.conn(), Some("g"), MINUTE);
     db.conn()
         .execute(
@@ -471,7 +478,7 @@ fn every_request_that_ends_without_a_run_leaves_exactly_one_after_row() {
             [&delegation.id],
         )
         .unwrap();
-    resolve(&db.conn(), &delegation.id, Resolution::Deny).unwrap();
+    resolve(&db.conn(), &delegation.id, Resolution::Deny, "tester").unwrap();
 
     let mut ends: Vec<(String, String)> = after_rows(&db.conn())
         .into_iter()

@@ -31,6 +31,7 @@ fn pending_request(db: &Db, agent: Option<&str>, ttl: Duration) -> ApprovalRow {
             actor: Actor {
                 agent_id: agent,
                 tenant_id: None,
+                caller: None,
             },
             args: &json!({"path": "/tmp/x"}),
             reason: "\"delete_path\" is destructive and needs approval.",
@@ -68,13 +69,11 @@ fn only_operator_words_are_commands_and_bad_usage_is_explained() {
     );
     assert_eq!(
         parse(&words("approve")),
-        Some(Err(
-            "approve needs exactly one argument: an approval id".into()
-        ))
+        Some(Err("needs exactly one argument: an approval id".into()))
     );
     assert_eq!(
         parse(&words("deny a b")),
-        Some(Err("deny needs exactly one argument: an approval id".into()))
+        Some(Err("needs exactly one argument: an approval id".into()))
     );
     assert_eq!(
         parse(&words("audit --limit -1")),
@@ -84,11 +83,11 @@ fn only_operator_words_are_commands_and_bad_usage_is_explained() {
     );
     assert_eq!(
         parse(&words("deny abc --always")),
-        Some(Err("deny: unexpected argument \"--always\"".into()))
+        Some(Err("unexpected argument '--always'".into()))
     );
     assert_eq!(
         parse(&words("tools extra")),
-        Some(Err("tools: unexpected argument \"extra\"".into()))
+        Some(Err("unexpected argument 'extra'".into()))
     );
 }
 

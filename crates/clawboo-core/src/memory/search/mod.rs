@@ -3,9 +3,11 @@
 //! Owns: which mode runs (the one asked for, else hybrid with a provider and full-text without)
 //! and how a vector or hybrid search degrades to full-text (saying why), the shapes every mode
 //! answers ([`SearchHit`], [`SearchOutcome`]) and the scope parameters every search binds. The
-//! work is beside it: `plan` (which words a full-text search matches, tier by tier), `text`
-//! (running the tiers), `rank` (how a full-text match is scored), `vector` (the nearest facts by
-//! embedding) and `blend` (vector scores, and the hybrid blend of both).
+//! work is beside it: for full-text, `plan` (what the query's words are worth and where candidates
+//! come from), `typo` (spelling correction from the index's vocabulary), `text` (reading the
+//! candidates), `rank` (the one formula that scores them) and `stem` (words as the index stems
+//! them); `vector` (the nearest facts by embedding) and `blend` (vector scores, and the hybrid
+//! blend of both).
 //!
 //! Decisions that differ from the reference, on purpose:
 //! - the scope is applied inside every query, so in-scope hits are never crowded out by
@@ -24,7 +26,9 @@
 mod blend;
 mod plan;
 mod rank;
+mod stem;
 mod text;
+mod typo;
 mod vector;
 
 use rusqlite::ToSql;
@@ -52,7 +56,7 @@ pub enum SearchMode {
 }
 
 /// How a hit was found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum MatchedVia {
     /// Full-text.
@@ -64,7 +68,7 @@ pub enum MatchedVia {
 }
 
 /// One search result: the entry, its score in `[0, 1]` and how it was found.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SearchHit {
     /// The fact or procedure.

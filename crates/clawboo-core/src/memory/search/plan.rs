@@ -1,118 +1,322 @@
-//! The full-text planner: which words of a query are matched, and how, tier by tier.
+//! The full-text planner: what a query's words are worth, and where its candidates come from.
 //!
-//! Owns: splitting a query's distinct words into content words (not stop words) and the rest;
-//! counting, for each content word, how many facts hold it, stopping at the count that makes it
-//! common (one fact in [`COMMON_SHARE`], at least [`COMMON_AT_LEAST`]), so planning costs little
-//! even for common words; and the tiers, each ranking below the one before:
-//! 1. every content word when there are two or more and all are rare, BM25-ranked; else every
-//!    word but the commonest English ones ("the", "of", …: their rows are most of the store),
-//!    read newest first (so the cost follows the limit, never a scan of a common word's rows);
-//! 2. every rare content word, BM25-ranked (when some were common);
-//! 3. any of the [`MAX_RANKED_TERMS`] rarest content words, BM25-ranked;
-//! 4. only when the query has no rare word: any of its common words, newest first.
+//! Owns: the query's terms (its distinct content words, every word when it has no content word),
+//! each with the words asked of the index (the word and, for a `y` family, its other stem:
+//! `stem::forms`) and the facts that hold it, read newest first only up to the count that makes a
+//! term common (one fact in [`COMMON_SHARE`], between [`COMMON_AT_LEAST`] and [`COMMON_AT_MOST`]),
+//! so planning costs little even for common words; spelling correction (`typo`) of a content word
+//! that no fact holds; and the sources of candidates, each bounded:
+//! 1. the facts holding the rare terms (whose rows were read while counting), best first by the
+//!    rare terms they hold (`rank::shortlist`);
+//! 2. the facts holding a rare term next to the word it has beside it in the query (`"the
+//!    zephyr" OR "zephyr scheduler"`), newest first: when more facts hold a rare term than are
+//!    shortlisted, those that say it as the query does;
+//! 3. when some present term is common: the facts holding every present term, then (with three
+//!    present terms or more) those holding all but one of them, newest first: a query often has
+//!    a word its fact lacks (a question's "why", a word in another form);
+//! 4. when no term is rare and the query has two words or more: the whole query as a phrase (stop
+//!    words included), newest first;
+//! 5. when no term is rare: the facts holding any common term, newest first.
 //!
-//! A query of stop words alone searches them as content words. Must never: rank (the tiers say
-//! what is matched; `text` and `rank` order the matches) or put a query word anywhere but in a
-//! bound `MATCH` expression.
+//! Common terms are never ranked by the index (that would cost a scan of their rows) and never
+//! read beyond a limit. Which candidate wins is `rank`'s business. Must never: put a query word
+//! anywhere but in a bound `MATCH` expression.
 
 use rusqlite::Connection;
 
 use super::super::MemoryError;
-use super::super::query::{self, is_stop_word, match_all, match_any};
+use super::super::query::{self, is_stop_word};
+use super::stem::{self, forms};
+use super::typo;
 
-/// A term in more than one fact in this many is common (and at least [`COMMON_AT_LEAST`] facts).
+/// A term in more than one fact in this many is common...
 const COMMON_SHARE: i64 = 100;
-/// The fewest facts that make a term common.
+/// ...and at least this many facts make it common...
 const COMMON_AT_LEAST: i64 = 200;
-/// At most this many of the rarest terms are matched and ranked.
-const MAX_RANKED_TERMS: usize = 4;
+/// ...and this many always do (so a term's rows cost the same at a million facts as at 200,000).
+const COMMON_AT_MOST: i64 = 2_000;
+/// At most this many of the commonest terms are asked of the index at once.
+const MAX_COMMON_TERMS: usize = 4;
+/// With more present terms than this, no term is left out in turn (each costs a query).
+const MAX_LEFT_OUT: usize = 5;
+/// A phrase of more words than this is not searched as a phrase.
+const MAX_PHRASE_WORDS: usize = 12;
 
-/// One step of a full-text search: a `MATCH` expression, and whether its matches are ranked by
-/// BM25 (only rare terms in it, so ranking every match is cheap) or read newest first (common
-/// terms only: ranking every match would cost a scan of most of the store).
-pub(super) struct Tier {
-    pub(super) expression: String,
-    pub(super) bm25: bool,
+/// One distinct word of the query, as searched.
+#[derive(Debug, Clone)]
+pub(super) struct Term {
+    /// The words asked of the index for it.
+    pub(super) forms: Vec<String>,
+    /// Its family (`stem::key`): what the ranking compares with a text's words.
+    pub(super) key: String,
+    /// How many facts hold it, up to `common + 1`.
+    pub(super) df: i64,
+    /// The rowids of the facts holding it, newest first, when it is rare (else empty).
+    pub(super) rows: Vec<i64>,
 }
 
-/// The tiers for the distinct words of a query, best first; see the module documentation.
-/// Counting how many facts hold a term stops at the count that makes it common, so planning
-/// costs little even for common words.
-pub(super) fn plan(conn: &Connection, distinct: &[&str]) -> Result<Vec<Tier>, MemoryError> {
-    let mut content: Vec<&str> = distinct
+/// Where more candidates come from: a `MATCH` expression whose rows are read newest first.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Source {
+    pub(super) expression: String,
+}
+
+/// A planned query.
+#[derive(Debug)]
+pub(super) struct Plan {
+    /// The family of every word of the query, in order, stop words included (spelling
+    /// corrected): what word order is judged on.
+    pub(super) words: Vec<String>,
+    /// The words of the query in order, spelling corrected, as the index is asked for them.
+    pub(super) said: Vec<String>,
+    /// The terms the ranking weighs.
+    pub(super) terms: Vec<Term>,
+    /// How many facts the store holds (its highest rowid).
+    pub(super) total: i64,
+    /// The count above which a term is common.
+    pub(super) common: i64,
+    /// The sources beside the rare terms' rows, in the order they are read.
+    pub(super) sources: Vec<Source>,
+    /// Any term in any form, as typed or corrected, for the procedures (few enough to rank
+    /// whatever they hold; a word no fact holds may still be in a procedure).
+    pub(super) any: Option<String>,
+}
+
+impl Plan {
+    /// Whether `term` is in few enough facts for all of them to be candidates.
+    pub(super) fn rare(&self, term: &Term) -> bool {
+        term.df > 0 && term.df <= self.common
+    }
+}
+
+/// Plans `query`; `None` when it has no word.
+pub(super) fn plan(conn: &Connection, query: &str) -> Result<Option<Plan>, MemoryError> {
+    let mut words = query::words(query);
+    let mut distinct: Vec<String> = Vec::new();
+    for word in &words {
+        if !distinct.contains(word) {
+            distinct.push(word.clone());
+        }
+    }
+    if distinct.is_empty() {
+        return Ok(None);
+    }
+    let mut content: Vec<String> = distinct
         .iter()
-        .copied()
         .filter(|w| !is_stop_word(w))
+        .cloned()
         .collect();
     if content.is_empty() {
-        content = distinct.to_vec();
+        content = distinct;
     }
     let total: i64 = conn
         .prepare_cached("SELECT coalesce(max(rowid), 0) FROM memory_facts")?
         .query_row([], |r| r.get(0))?;
-    let common = (total / COMMON_SHARE).max(COMMON_AT_LEAST);
-    let mut counted = conn.prepare_cached(
-        "SELECT count(*) FROM (SELECT 1 FROM clawboo_facts_fts
-                               WHERE clawboo_facts_fts MATCH ?1 LIMIT ?2)",
-    )?;
-    let mut rare: Vec<(i64, &str)> = Vec::new();
-    let mut frequent: Vec<&str> = Vec::new();
-    for &term in &content {
-        let df: i64 = counted
-            .query_row(rusqlite::params![match_all(&[term]), common + 1], |r| {
-                r.get(0)
-            })?;
+    let common = (total / COMMON_SHARE).clamp(COMMON_AT_LEAST, COMMON_AT_MOST);
+    let mut terms = Vec::with_capacity(content.len());
+    let mut asked: Vec<String> = Vec::new();
+    for word in content {
+        let mut term = Term::read(conn, forms(&word), stem::key(&word), common)?;
+        asked.extend(term.forms.iter().cloned());
+        if term.df == 0
+            && let Some(fixed) = typo::correct(conn, &word)?
+        {
+            for w in words.iter_mut().filter(|w| **w == word) {
+                w.clone_from(&fixed.word);
+            }
+            term = Term::read(
+                conn,
+                vec![fixed.word.clone()],
+                stem::key(&fixed.word),
+                common,
+            )?;
+            asked.push(fixed.word);
+        }
+        terms.push(term);
+    }
+    let mut plan = Plan {
+        said: words.clone(),
+        words: words.iter().map(|w| stem::key(w)).collect(),
+        terms,
+        total,
+        common,
+        sources: Vec::new(),
+        any: Some(query::match_any(&asked)),
+    };
+    plan.sources = sources(&plan);
+    Ok(Some(plan))
+}
+
+impl Term {
+    /// The term matched by `forms`, its rows read newest first up to one more than `common`.
+    fn read(
+        conn: &Connection,
+        forms: Vec<String>,
+        key: String,
+        common: i64,
+    ) -> Result<Self, MemoryError> {
+        let mut rows: Vec<i64> = conn
+            .prepare_cached(
+                "SELECT rowid FROM clawboo_facts_fts WHERE clawboo_facts_fts MATCH ?1
+                 ORDER BY rowid DESC LIMIT ?2",
+            )?
+            .query_map(
+                rusqlite::params![query::match_any(&forms), common + 1],
+                |r| r.get(0),
+            )?
+            .collect::<rusqlite::Result<_>>()?;
+        let df = rows.len() as i64;
         if df > common {
-            frequent.push(term);
-        } else {
-            rare.push((df, term));
+            rows = Vec::new();
+        }
+        Ok(Self {
+            forms,
+            key,
+            df,
+            rows,
+        })
+    }
+}
+
+/// `(a OR a') OR b …`: rows holding any of `terms` in any of their forms.
+fn any_of(terms: &[&Term]) -> String {
+    let forms: Vec<&String> = terms.iter().flat_map(|t| &t.forms).collect();
+    query::match_any(&forms)
+}
+
+/// `(a OR a') AND b …`: rows holding every one of `terms`, each in any of its forms.
+fn all_of(terms: &[&Term]) -> String {
+    terms
+        .iter()
+        .map(|t| format!("({})", query::match_any(&t.forms)))
+        .collect::<Vec<_>>()
+        .join(" AND ")
+}
+
+/// `"a b …"`: one quoted string is a phrase, the words next to each other in this order.
+fn phrase(words: &[String]) -> String {
+    format!("\"{}\"", words.join(" ").replace('"', ""))
+}
+
+/// The sources for a plan's terms; see the module documentation.
+fn sources(plan: &Plan) -> Vec<Source> {
+    let rare: Vec<&str> = plan
+        .terms
+        .iter()
+        .filter(|t| plan.rare(t))
+        .map(|t| t.key.as_str())
+        .collect();
+    let common: Vec<&Term> = plan.terms.iter().filter(|t| t.df > plan.common).collect();
+    let present: Vec<&Term> = plan.terms.iter().filter(|t| t.df > 0).collect();
+    let mut sources = Vec::new();
+    let pairs: Vec<String> = plan
+        .said
+        .windows(2)
+        .zip(plan.words.windows(2))
+        .filter(|(_, keys)| keys.iter().any(|k| rare.contains(&k.as_str())))
+        .map(|(said, _)| phrase(said))
+        .collect();
+    if !pairs.is_empty() {
+        sources.push(Source {
+            expression: pairs.join(" OR "),
+        });
+    }
+    if common.is_empty() {
+        return sources;
+    }
+    if present.len() >= 2 {
+        sources.push(Source {
+            expression: all_of(&present),
+        });
+    }
+    if (3..=MAX_LEFT_OUT).contains(&present.len()) {
+        for left_out in 0..present.len() {
+            let others: Vec<&Term> = present
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != left_out)
+                .map(|(_, t)| *t)
+                .collect();
+            sources.push(Source {
+                expression: all_of(&others),
+            });
         }
     }
-    rare.sort();
-    rare.truncate(MAX_RANKED_TERMS);
-    let present: Vec<&str> = rare.iter().filter(|(df, _)| *df > 0).map(|t| t.1).collect();
-    let rare: Vec<&str> = rare.iter().map(|t| t.1).collect();
-    let mut tiers = Vec::new();
-    if distinct.len() >= 2 && (content.len() < 2 || !frequent.is_empty()) {
-        // Content words alone say too little: every word but the commonest English ones (whose
-        // rows are most of the store), read newest first and re-ranked by word order.
-        let mut words: Vec<&str> = distinct
-            .iter()
-            .copied()
-            .filter(|w| !query::is_commonest_word(w))
-            .collect();
-        if words.len() < 2 {
-            words = distinct.to_vec();
+    if rare.is_empty() {
+        if (2..=MAX_PHRASE_WORDS).contains(&plan.said.len()) {
+            sources.push(Source {
+                expression: phrase(&plan.said),
+            });
         }
-        tiers.push(Tier {
-            expression: match_all(&words),
-            bm25: false,
-        });
-    } else if content.len() >= 2 && present.len() == rare.len() {
-        // Every content word, all rare: BM25-ranked.
-        tiers.push(Tier {
-            expression: match_all(&content),
-            bm25: true,
+        sources.push(Source {
+            expression: any_of(&common[..common.len().min(MAX_COMMON_TERMS)]),
         });
     }
-    if present.len() >= 2 && present.len() < content.len() {
-        tiers.push(Tier {
-            expression: match_all(&present),
-            bm25: true,
-        });
+    sources
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn term(word: &str, df: i64) -> Term {
+        Term {
+            forms: forms(word),
+            key: stem::key(word),
+            df,
+            rows: Vec::new(),
+        }
     }
-    if !rare.is_empty() {
-        tiers.push(Tier {
-            expression: match_any(&rare),
-            bm25: true,
-        });
+
+    fn planned(terms: Vec<Term>, query: &str) -> Vec<String> {
+        let said = query::words(query);
+        let plan = Plan {
+            words: said.iter().map(|w| stem::key(w)).collect(),
+            said,
+            terms,
+            total: 100_000,
+            common: 1_000,
+            sources: Vec::new(),
+            any: None,
+        };
+        sources(&plan).into_iter().map(|s| s.expression).collect()
     }
-    if present.is_empty() && !frequent.is_empty() {
-        frequent.truncate(MAX_RANKED_TERMS);
-        tiers.push(Tier {
-            expression: match_any(&frequent),
-            bm25: false,
-        });
+
+    #[test]
+    fn rare_terms_are_read_beside_their_neighbours_and_with_the_common_ones_newest_first() {
+        assert_eq!(
+            planned(
+                vec![term("zephyr", 3), term("deadline", 40)],
+                "zephyr deadline"
+            ),
+            [r#""zephyr deadline""#]
+        );
+        assert_eq!(
+            planned(
+                vec![term("file", 5_000), term("deployed", 12)],
+                "the file deployed"
+            ),
+            [
+                r#""file deployed""#,
+                r#"("file") AND ("deployed" OR "deployment")"#
+            ]
+        );
     }
-    Ok(tiers)
+
+    #[test]
+    fn a_query_without_a_rare_term_reads_its_phrase_and_its_common_terms_newest_first() {
+        assert_eq!(
+            planned(
+                vec![term("open", 3_000), term("file", 5_000)],
+                "open the file"
+            ),
+            [
+                r#"("open") AND ("file")"#,
+                r#""open the file""#,
+                r#""open" OR "file""#
+            ]
+        );
+        assert_eq!(planned(vec![term("file", 5_000)], "file"), [r#""file""#]);
+        assert!(planned(vec![term("nothing", 0)], "nothing").is_empty());
+    }
 }

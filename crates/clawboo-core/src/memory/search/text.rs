@@ -1,36 +1,45 @@
-//! Running a full-text search: the planner's tiers, one after another, against the porter index
-//! of facts and procedures, until enough hits are found.
+//! Running a full-text search: every source of the plan read against the porter index of facts
+//! and procedures, and every candidate scored by one formula (`rank`).
 //!
 //! Owns: the `MATCH` queries over `clawboo_facts_fts` and `clawboo_procedures_fts` (the scope
-//! filter applied inside them), reading at most `max(limit, 50)` matches per tier, and the scores:
-//! each tier's matches are ordered by `rank` and scaled so the best of the first tier scores 1 and
-//! every tier ranks below the one before (scores never rise down the list and stay above zero).
-//! BM25 tiers read the index's best-ranked rows first and look up only those; tiers of common
-//! words read newest first, so the cost follows the limit, not how many rows hold the words.
+//! filter applied inside them), reading at most [`POOL`] rows per source ([`RANKED_POOL`] for the
+//! source the index ranks), and the scores: each candidate's `rank` score relative to the best's,
+//! so the best scores 1, scores never rise down the list and stay above zero. A ranked source
+//! reads the index's best-ranked rows first and looks up only those; the other sources read
+//! newest first, so the cost follows the limit, not how many rows hold the words.
 //!
 //! Must never: build SQL from the query (every `MATCH` expression is a bound parameter).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use rusqlite::Connection;
 use rusqlite::types::Value as SqlValue;
 
 use super::super::embed::from_blob;
-use super::super::query;
 use super::super::{
     Entry, MemoryError, ReadScope, fact_columns, fact_from_row, latest_procedure_only,
     procedure_columns, procedure_from_row, scope_filter,
 };
-use super::plan::{Tier, plan};
-use super::rank::{Matched, relevance};
+use super::plan::{Plan, Source, plan};
+use super::rank::{Scorer, TITLE_WEIGHT, Words, shortlist};
 use super::{Candidate, MatchedVia, SearchHit, as_params, named};
 
-/// How much more a word in a title (or procedure name) counts than one in the content.
-pub(super) const TITLE_WEIGHT: f64 = 2.0;
-/// How many matches a full-text tier reads and re-ranks, at least.
-const TEXT_CANDIDATES: u32 = 50;
+/// How many rows a source read newest first yields, at least (more when more hits are asked for).
+const POOL: u32 = 30;
+/// How many of the facts holding rare terms are read, at least: the shortlist weighs the rare
+/// terms only, so the final order is decided among more of them.
+const RANKED_POOL: u32 = 100;
 /// The lowest score a full-text hit is given (scores stay above zero).
 const MIN_SCORE: f64 = 1e-6;
+
+/// A full-text match before scoring.
+struct Matched {
+    entry: Entry,
+    /// Its rowid (a procedure's, for a procedure).
+    rowid: i64,
+    /// Its vector, when the current model made one.
+    vector: Option<Vec<f32>>,
+}
 
 /// The full-text hits for `query`, best first.
 pub(super) fn hits(
@@ -58,75 +67,110 @@ pub(super) fn candidates(
     scope: &ReadScope,
     model: Option<&str>,
 ) -> Result<Vec<Candidate>, MemoryError> {
-    let words = query::words(query);
-    let mut distinct: Vec<&str> = Vec::new();
-    for word in &words {
-        if !distinct.contains(&word.as_str()) {
-            distinct.push(word);
+    let Some(plan) = plan(conn, query)? else {
+        return Ok(Vec::new());
+    };
+    let mut seen = HashSet::new();
+    let mut found: Vec<Matched> = Vec::new();
+    let mut keep = |matched: Vec<Matched>| {
+        for m in matched {
+            if seen.insert(m.entry.id().to_owned()) {
+                found.push(m);
+            }
         }
+    };
+    keep(shortlisted(
+        conn,
+        &plan,
+        cap.max(RANKED_POOL) as usize,
+        scope,
+        model,
+    )?);
+    for source in &plan.sources {
+        keep(source_matches(conn, source, cap.max(POOL), scope, model)?);
     }
-    if distinct.is_empty() {
+    if let Some(any) = &plan.any {
+        keep(procedure_matches(conn, any, cap.max(POOL), scope)?);
+    }
+    let words: Vec<Words> = found.iter().map(|m| Words::of(&m.entry, &plan)).collect();
+    let scorer = Scorer::new(&plan, &words);
+    let mut scored: Vec<(f64, Matched)> =
+        words.iter().map(|w| scorer.score(w)).zip(found).collect();
+    // Stable: among equal scores, the order the sources read them in (best-ranked, then newest).
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+    scored.truncate(cap as usize);
+    let top = scored.first().map_or(1.0, |s| s.0).max(f64::MIN_POSITIVE);
+    Ok(scored
+        .into_iter()
+        .map(|(score, m)| Candidate {
+            entry: m.entry,
+            text: Some((score / top).clamp(MIN_SCORE, 1.0)),
+            vector: m.vector,
+        })
+        .collect())
+}
+
+/// The facts of the shortlist of the rare terms' rows that are in scope, in its order: the
+/// `pool` best, or when the scope filtered some of them out, the best `pool` of all those rows.
+fn shortlisted(
+    conn: &Connection,
+    plan: &Plan,
+    pool: usize,
+    scope: &ReadScope,
+    model: Option<&str>,
+) -> Result<Vec<Matched>, MemoryError> {
+    let rows = shortlist(plan, pool);
+    let mut matched = facts_by_rowid(conn, &rows, scope, model)?;
+    if matched.len() < rows.len() && rows.len() == pool {
+        let all = shortlist(plan, usize::MAX);
+        matched = facts_by_rowid(conn, &all, scope, model)?;
+        let position: HashMap<i64, usize> = all.iter().enumerate().map(|(i, r)| (*r, i)).collect();
+        matched.sort_by_key(|m| position.get(&m.rowid).copied().unwrap_or(usize::MAX));
+        matched.truncate(pool);
+    }
+    Ok(matched)
+}
+
+/// The facts with `rowids` that are in scope, in any order.
+fn facts_by_rowid(
+    conn: &Connection,
+    rowids: &[i64],
+    scope: &ReadScope,
+    model: Option<&str>,
+) -> Result<Vec<Matched>, MemoryError> {
+    if rowids.is_empty() {
         return Ok(Vec::new());
     }
-    let mut found = Found {
-        words: &words,
-        hits: Vec::new(),
-        seen: HashSet::new(),
-        ceiling: 1.0,
-    };
-    let wanted = cap.max(TEXT_CANDIDATES);
-    for tier in plan(conn, &distinct)? {
-        found.add(tier_matches(conn, &tier, wanted, scope, model)?);
-        if found.hits.len() >= cap as usize {
-            break;
-        }
-    }
-    let mut hits = found.hits;
-    hits.truncate(cap as usize);
-    Ok(hits)
+    let list = serde_json::to_string(rowids).unwrap_or_else(|_| "[]".into());
+    let params = named(
+        scope,
+        [
+            (":rowids", SqlValue::Text(list)),
+            (
+                ":model",
+                model.map_or(SqlValue::Null, |m| SqlValue::Text(m.to_owned())),
+            ),
+        ],
+    );
+    let matched = conn
+        .prepare_cached(concat!(
+            "SELECT ",
+            fact_columns!(),
+            ", m.rowid AS rowid,
+               CASE WHEN m.embedding_model = :model THEN m.embedding END AS same_model_embedding
+             FROM memory_facts m
+             WHERE m.rowid IN (SELECT value FROM json_each(:rowids)) AND ",
+            scope_filter!()
+        ))?
+        .query_map(as_params(&params).as_slice(), fact_match)?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(matched)
 }
 
-/// Hits gathered tier by tier: each tier's matches rank below every earlier tier's.
-struct Found<'w> {
-    words: &'w [String],
-    hits: Vec<Candidate>,
-    seen: HashSet<String>,
-    /// The score the best of the next tier gets.
-    ceiling: f64,
-}
-
-impl Found<'_> {
-    /// Ranks a tier's matches (those not already found) and appends them.
-    fn add(&mut self, mut matched: Vec<Matched>) {
-        matched.retain(|m| !self.seen.contains(m.entry.id()));
-        if matched.is_empty() {
-            return;
-        }
-        let best = matched.iter().filter_map(|m| m.bm25).fold(0.0, f64::min);
-        let mut scored: Vec<(f64, Matched)> = matched
-            .into_iter()
-            .map(|m| (relevance(&m, self.words, best), m))
-            .collect();
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0));
-        let top = scored[0].0.max(f64::MIN_POSITIVE);
-        let mut lowest = self.ceiling;
-        for (relevance, m) in scored {
-            self.seen.insert(m.entry.id().to_owned());
-            lowest = (self.ceiling * relevance / top).max(MIN_SCORE);
-            self.hits.push(Candidate {
-                entry: m.entry,
-                text: Some(lowest),
-                vector: m.vector,
-            });
-        }
-        self.ceiling = lowest * 0.99;
-    }
-}
-
-/// Up to `wanted` matches of one tier among facts and procedures in scope.
-fn tier_matches(
+/// Up to `wanted` facts in scope matching `source`, newest first.
+fn source_matches(
     conn: &Connection,
-    tier: &Tier,
+    source: &Source,
     wanted: u32,
     scope: &ReadScope,
     model: Option<&str>,
@@ -134,102 +178,20 @@ fn tier_matches(
     let params = named(
         scope,
         [
-            (":query", SqlValue::Text(tier.expression.clone())),
+            (":query", SqlValue::Text(source.expression.clone())),
             (":limit", SqlValue::Integer(i64::from(wanted))),
-            (":weight", SqlValue::Real(TITLE_WEIGHT)),
             (
                 ":model",
                 model.map_or(SqlValue::Null, |m| SqlValue::Text(m.to_owned())),
             ),
         ],
     );
-    let mut matched = if tier.bm25 {
-        let mut ranked = fact_text_hits(conn, &params, i64::from(wanted) * 4)?;
-        if ranked.len() < wanted as usize && *scope != ReadScope::default() {
-            ranked = fact_text_hits(conn, &params, -1)?;
-        }
-        ranked
-    } else {
-        newest_fact_hits(conn, &params)?
-    };
-    let procedures = conn
-        .prepare_cached(concat!(
-            "SELECT ",
-            procedure_columns!(),
-            ", bm25(clawboo_procedures_fts, :weight, 1.0) AS rank
-             FROM clawboo_procedures_fts
-             JOIN memory_procedures m ON m.rowid = clawboo_procedures_fts.rowid
-             WHERE clawboo_procedures_fts MATCH :query AND ",
-            scope_filter!(),
-            " AND ",
-            latest_procedure_only!(),
-            " ORDER BY rank LIMIT :limit"
-        ))?
-        .query_map(
-            as_params(&params_without(&params, ":model")).as_slice(),
-            |r| {
-                Ok(Matched {
-                    entry: Entry::Procedure(procedure_from_row(r)?),
-                    bm25: tier.bm25.then(|| r.get("rank")).transpose()?,
-                    vector: None,
-                })
-            },
-        )?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    matched.extend(procedures);
-    Ok(matched)
-}
-
-/// `params` without the one named `name` (SQLite refuses a parameter the statement lacks).
-fn params_without(
-    params: &[(&'static str, SqlValue)],
-    name: &str,
-) -> Vec<(&'static str, SqlValue)> {
-    params.iter().filter(|(k, _)| *k != name).cloned().collect()
-}
-
-/// The best BM25-ranked fact matches in scope: the `pool` best-ranked matches of the whole index
-/// (`-1`: all of them) are ranked first and only those are looked up and scope-filtered, so a
-/// broad query over a large store does not load every matching row. The caller asks again with
-/// no pool when too few survived a scope that can filter rows out (for an unscoped reader the pool
-/// is a prefix of the whole ranking, so a short answer is already complete).
-fn fact_text_hits(
-    conn: &Connection,
-    params: &[(&'static str, SqlValue)],
-    pool: i64,
-) -> Result<Vec<Matched>, MemoryError> {
-    let mut params = params.to_vec();
-    params.push((":pool", SqlValue::Integer(pool)));
     let matched = conn
         .prepare_cached(concat!(
             "SELECT ",
             fact_columns!(),
-            ", CASE WHEN m.embedding_model = :model THEN m.embedding END AS same_model_embedding,
-               hits.rank AS rank
-             FROM (SELECT rowid, bm25(clawboo_facts_fts, :weight, 1.0) AS rank
-                   FROM clawboo_facts_fts WHERE clawboo_facts_fts MATCH :query
-                   ORDER BY rank LIMIT :pool) AS hits
-             JOIN memory_facts m ON m.rowid = hits.rowid
-             WHERE ",
-            scope_filter!(),
-            " ORDER BY hits.rank LIMIT :limit"
-        ))?
-        .query_map(as_params(&params).as_slice(), |r| fact_match(r, true))?
-        .collect::<rusqlite::Result<_>>()?;
-    Ok(matched)
-}
-
-/// The newest fact matches in scope, unranked: read in rowid order from the newest and stopped
-/// at `:limit`, so the cost follows the limit, not how many rows hold the common terms.
-fn newest_fact_hits(
-    conn: &Connection,
-    params: &[(&'static str, SqlValue)],
-) -> Result<Vec<Matched>, MemoryError> {
-    let matched = conn
-        .prepare_cached(concat!(
-            "SELECT ",
-            fact_columns!(),
-            ", CASE WHEN m.embedding_model = :model THEN m.embedding END AS same_model_embedding
+            ", m.rowid AS rowid,
+               CASE WHEN m.embedding_model = :model THEN m.embedding END AS same_model_embedding
              FROM (SELECT rowid FROM clawboo_facts_fts WHERE clawboo_facts_fts MATCH :query
                    ORDER BY rowid DESC) AS hits
              JOIN memory_facts m ON m.rowid = hits.rowid
@@ -237,28 +199,65 @@ fn newest_fact_hits(
             scope_filter!(),
             " LIMIT :limit"
         ))?
-        .query_map(
-            as_params(&params_without(params, ":weight")).as_slice(),
-            |r| fact_match(r, false),
-        )?
+        .query_map(as_params(&params).as_slice(), fact_match)?
         .collect::<rusqlite::Result<_>>()?;
     Ok(matched)
 }
 
-/// A fact match from a row of [`fact_text_hits`] or [`newest_fact_hits`].
-fn fact_match(r: &rusqlite::Row<'_>, ranked: bool) -> rusqlite::Result<Matched> {
+/// Up to `wanted` procedures in scope (newest versions) matching `expression`, BM25-ranked.
+fn procedure_matches(
+    conn: &Connection,
+    expression: &str,
+    wanted: u32,
+    scope: &ReadScope,
+) -> Result<Vec<Matched>, MemoryError> {
+    let params = named(
+        scope,
+        [
+            (":query", SqlValue::Text(expression.to_owned())),
+            (":limit", SqlValue::Integer(i64::from(wanted))),
+            (":weight", SqlValue::Real(TITLE_WEIGHT)),
+        ],
+    );
+    let matched = conn
+        .prepare_cached(concat!(
+            "SELECT ",
+            procedure_columns!(),
+            ", m.rowid AS rowid FROM clawboo_procedures_fts
+             JOIN memory_procedures m ON m.rowid = clawboo_procedures_fts.rowid
+             WHERE clawboo_procedures_fts MATCH :query AND ",
+            scope_filter!(),
+            " AND ",
+            latest_procedure_only!(),
+            " ORDER BY bm25(clawboo_procedures_fts, :weight, 1.0) LIMIT :limit"
+        ))?
+        .query_map(as_params(&params).as_slice(), |r| {
+            Ok(Matched {
+                entry: Entry::Procedure(procedure_from_row(r)?),
+                rowid: r.get("rowid")?,
+                vector: None,
+            })
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(matched)
+}
+
+/// A fact match from a row of [`facts_by_rowid`] or [`source_matches`].
+fn fact_match(r: &rusqlite::Row<'_>) -> rusqlite::Result<Matched> {
     let same_model_blob: Option<Vec<u8>> = r.get("same_model_embedding")?;
     Ok(Matched {
         entry: Entry::Fact(fact_from_row(r)?),
-        bm25: ranked.then(|| r.get("rank")).transpose()?,
+        rowid: r.get("rowid")?,
         vector: same_model_blob.as_deref().and_then(from_blob),
     })
 }
+
 #[cfg(test)]
 mod tests {
     use super::super::SearchMode;
     use super::*;
     use crate::db::Db;
+    use crate::memory::query;
     use crate::memory::{Embedder, Memory, NewFact, WriteScope};
 
     /// A small fixed corpus of ordinary technical sentences (title, content).
@@ -438,5 +437,104 @@ mod tests {
                 hits.iter().map(|h| h.score).collect::<Vec<_>>()
             );
         }
+    }
+
+    /// A store of `facts` (title, content) after `fillers` facts that all say `filler`.
+    fn store_of(facts: &[(&str, &str)], filler: &str, fillers: usize) -> (Memory, Vec<String>) {
+        let memory = Memory::new(Db::open_in_memory().unwrap(), Embedder::none());
+        let filler: Vec<(String, String)> = (0..fillers)
+            .map(|i| (format!("note {i}"), format!("{filler} number {i}")))
+            .collect();
+        crate::memory::seed_facts(
+            &memory.db.conn(),
+            filler.iter().map(|(t, c)| (t.as_str(), c.as_str())),
+        )
+        .unwrap();
+        let ids = facts
+            .iter()
+            .map(|(title, content)| {
+                let new = NewFact {
+                    title,
+                    content,
+                    tags: &[],
+                };
+                memory.save_fact(&new, &WriteScope::default()).unwrap().id
+            })
+            .collect();
+        (memory, ids)
+    }
+
+    #[test]
+    fn every_form_of_a_content_word_finds_the_others() {
+        let (memory, ids) = store_of(
+            &[
+                ("rollout", "The deployment to production failed twice"),
+                ("settings", "We configured the proxy by hand"),
+                ("database", "Connections are pooled per worker"),
+            ],
+            "the build waits for the review of the change",
+            300,
+        );
+        for (query, id) in [
+            ("deploy", &ids[0]),
+            ("deployed", &ids[0]),
+            ("deploying", &ids[0]),
+            ("deploys to production", &ids[0]),
+            ("the deployments failing", &ids[0]),
+            ("configuration of the proxy", &ids[1]),
+            ("configuring proxies", &ids[1]),
+            ("connection pooling", &ids[2]),
+            ("connecting workers", &ids[2]),
+        ] {
+            let found = ids_for(&memory, query);
+            assert_eq!(found.first(), Some(id), "{query:?}: {found:?}");
+        }
+    }
+
+    #[test]
+    fn a_rare_word_outranks_common_ones_in_a_large_store() {
+        let (memory, ids) = store_of(
+            &[
+                ("zephyr", "The zephyr scheduler wakes a task"),
+                ("queue", "A task waits in the queue until a worker is free"),
+            ],
+            "a task is woken by the scheduler",
+            500,
+        );
+        for query in [
+            "task zephyr",
+            "zephyr",
+            "wakes the task zephyr",
+            "scheduler zephyr",
+        ] {
+            let found = ids_for(&memory, query);
+            assert_eq!(found.first(), Some(&ids[0]), "{query:?}");
+        }
+        let found = ids_for(&memory, "task waits in the queue");
+        assert_eq!(found.first(), Some(&ids[1]), "{found:?}");
+    }
+
+    #[test]
+    fn a_misspelt_rare_word_still_finds_its_fact() {
+        let (memory, ids) = store_of(
+            &[
+                ("zephyr", "The zephyr scheduler wakes a task"),
+                ("onboarding", "Onboarding checklist for new engineers"),
+            ],
+            "a task is woken by the scheduler",
+            300,
+        );
+        for (query, id) in [
+            ("zephr", &ids[0]),
+            ("the zehpyr scheduler", &ids[0]),
+            ("zephyrr task", &ids[0]),
+            ("onbaording checklist", &ids[1]),
+            ("onboardign", &ids[1]),
+        ] {
+            let found = ids_for(&memory, query);
+            assert_eq!(found.first(), Some(id), "{query:?}: {found:?}");
+        }
+        // A word that is close to nothing finds nothing rather than anything.
+        assert!(ids_for(&memory, "xylophone").is_empty());
     }
 }

@@ -63,6 +63,8 @@ fn lists_post_then_subscribe_with_reference_schemas() {
     assert!(sub.get("required").is_none());
     assert_eq!(sub["properties"]["sinceSeq"]["type"], "integer");
     assert_eq!(sub["properties"]["limit"]["type"], "integer");
+    assert_eq!(sub["properties"]["waitMs"]["type"], "integer");
+    assert_eq!(sub["properties"]["waitMs"]["maximum"], 60000);
     assert_eq!(sub["properties"]["roomId"]["type"], "string");
 }
 
@@ -215,6 +217,9 @@ fn bad_cursor_and_limit_are_invalid_args_naming_the_field() {
         (json!({"sinceSeq": -1}), "sinceSeq"),
         (json!({"sinceSeq": 1.5}), "sinceSeq"),
         (json!({"roomId": 3}), "roomId"),
+        (json!({"waitMs": -1}), "waitMs"),
+        (json!({"waitMs": 60001}), "waitMs"),
+        (json!({"waitMs": "soon"}), "waitMs"),
     ] {
         let out = s.call("team_chat_subscribe", args.clone());
         assert!(out.is_error, "{args}");
@@ -227,4 +232,88 @@ fn bad_cursor_and_limit_are_invalid_args_naming_the_field() {
     let out = s.call("team_chat_subscribe", json!({"limit": 500}));
     assert!(!out.is_error, "{}", out.text());
     assert_eq!(s.call("nope", json!({})).text(), "unknown tool: nope");
+}
+
+/// Runs `work` on its own thread and returns its handle, so a test can act while a call waits.
+fn in_background<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> std::thread::JoinHandle<T> {
+    std::thread::spawn(work)
+}
+
+#[test]
+fn a_waiting_subscribe_returns_when_a_teammate_posts() {
+    let agent = room();
+    let (leader, worker) = (agent("leader"), agent("worker"));
+    let waiting = in_background(move || {
+        let started = std::time::Instant::now();
+        let got = worker.call("team_chat_subscribe", json!({"waitMs": 60000}));
+        (got, started.elapsed())
+    });
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    assert!(
+        !leader
+            .call("team_chat_post", json!({"text": "go"}))
+            .is_error
+    );
+    let (got, waited) = waiting.join().unwrap();
+    assert!(!got.is_error, "{}", got.text());
+    let got = got.json();
+    assert_eq!(posts(&got).len(), 1, "{got}");
+    assert_eq!(got["nextSeq"], 1);
+    assert!(
+        waited < std::time::Duration::from_secs(60),
+        "woken by the post, not the deadline: {waited:?}"
+    );
+}
+
+#[test]
+fn a_wait_with_nothing_new_but_its_own_posts_ends_at_the_deadline_with_no_posts() {
+    let agent = room();
+    let leader = agent("leader");
+    assert!(
+        !leader
+            .call("team_chat_post", json!({"text": "one"}))
+            .is_error
+    );
+    let worker = std::sync::Arc::new(agent("worker"));
+    let seen = worker.call("team_chat_subscribe", json!({})).json();
+    assert_eq!(seen["nextSeq"], 1);
+    let waiter = std::sync::Arc::clone(&worker);
+    let waiting = in_background(move || {
+        let started = std::time::Instant::now();
+        let got = waiter.call("team_chat_subscribe", json!({"sinceSeq": 1, "waitMs": 400}));
+        (got.json(), started.elapsed())
+    });
+    // The waiter's own post changes the room but is never delivered back to it.
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    assert!(
+        !worker
+            .call("team_chat_post", json!({"text": "mine"}))
+            .is_error
+    );
+    let (got, waited) = waiting.join().unwrap();
+    assert_eq!(posts(&got), Vec::<Value>::new(), "{got}");
+    assert!(
+        waited >= std::time::Duration::from_millis(400),
+        "{waited:?}"
+    );
+    assert!(got["nextSeq"] == 1 || got["nextSeq"] == 2, "{got}");
+}
+
+#[test]
+fn closing_the_session_ends_a_waiting_subscribe_at_once() {
+    let agent = room();
+    let worker = std::sync::Arc::new(agent("worker"));
+    let waiter = std::sync::Arc::clone(&worker);
+    let waiting = in_background(move || {
+        let started = std::time::Instant::now();
+        let got = waiter.call("team_chat_subscribe", json!({"waitMs": 60000}));
+        (got.json(), started.elapsed())
+    });
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    worker.close();
+    let (got, waited) = waiting.join().unwrap();
+    assert_eq!(posts(&got), Vec::<Value>::new());
+    assert!(waited < std::time::Duration::from_secs(60), "{waited:?}");
 }

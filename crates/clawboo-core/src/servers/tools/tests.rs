@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::broker::approvals::{self, Resolution};
-use crate::broker::audit;
+use crate::broker::{audit, builtins};
 
 fn server(env: &[(&str, &str)]) -> Server<ToolsState> {
     let mut config = ToolsConfig::from(AvailabilityContext::with_env(env.iter().copied()));
@@ -25,8 +25,13 @@ fn audit_rows(s: &Server<ToolsState>) -> usize {
 #[test]
 fn web_search_is_listed_only_when_a_search_provider_is_configured() {
     assert_eq!(names(&server(&[])), ["echo", "note", "delete_path"]);
+    let registration_order: Vec<&str> = builtins::ALL.iter().map(|t| t.name).collect();
     assert_eq!(
         names(&server(&[("TAVILY_API_KEY", "tvly-fake")])),
+        registration_order
+    );
+    assert_eq!(
+        registration_order,
         ["echo", "note", "web_search", "delete_path"]
     );
     let with_key = server(&[("TAVILY_API_KEY", "tvly-fake")]);
@@ -111,7 +116,7 @@ fn an_approved_destructive_call_completes_and_a_denied_one_carries_approval_deny
                 loop {
                     let conn = s.state().broker().db().conn();
                     if let Some(row) = approvals::list_pending(&conn).unwrap().pop() {
-                        approvals::resolve(&conn, &row.id, resolution).unwrap();
+                        approvals::resolve(&conn, &row.id, resolution, "tester").unwrap();
                         return;
                     }
                     drop(conn);

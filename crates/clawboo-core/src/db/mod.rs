@@ -6,7 +6,9 @@
 //! memory map of up to 2 GiB of the file, SQLite's own limit: a scan of the vector index then costs
 //! no system call per page, about half the time), the versioned,
 //! idempotent schema bootstrap, [`immediate`], the one way to run a `BEGIN IMMEDIATE` transaction,
-//! and the [`Clock`] every timestamp column is stamped from.
+//! the [`Clock`] every timestamp column is stamped from, [`watch`]: how a waiter learns that
+//! another connection committed ([`Db::changes`]), and [`Keyset`], the paging cursor of newest-first
+//! listings.
 //!
 //! Time: a [`Db`] holds a [`Clock`] and every [`Conn`] it hands out carries it, so a repository reads
 //! the time with [`Conn::now_ms`] and never from the system directly. Production uses the system
@@ -52,6 +54,13 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use rusqlite::{Connection, ErrorCode};
 
 use crate::binding::DB_PATH_ENV;
+
+pub mod backup;
+mod keyset;
+pub mod watch;
+
+pub use keyset::Keyset;
+pub use watch::{Changes, Check, Hangup};
 
 /// Debug builds only: a start time in ms since the epoch for a [`Clock::stepping`] clock, so an
 /// integration test driving a real bin gets distinct, predictable timestamps without sleeping.
@@ -441,6 +450,15 @@ fn open_cause(path: &Path, err: &rusqlite::Error) -> String {
         .replace(&path.display().to_string(), "the file")
 }
 
+/// Every component's recorded schema version (`clawboo_schema_versions`), by component name.
+pub fn schema_versions(conn: &Connection) -> rusqlite::Result<Vec<(String, i64)>> {
+    conn.prepare_cached(
+        "SELECT component, version FROM clawboo_schema_versions ORDER BY component",
+    )?
+    .query_map([], |r| Ok((r.get("component")?, r.get("version")?)))?
+    .collect()
+}
+
 /// A connection to the shared database, guarded for use from several tasks of one process, and the
 /// clock its rows are stamped from.
 #[derive(Debug)]
@@ -448,6 +466,7 @@ pub struct Db {
     conn: Mutex<Connection>,
     path: PathBuf,
     clock: Clock,
+    changes: Changes,
 }
 
 /// Exclusive use of a [`Db`]'s connection (it derefs to [`Connection`]), carrying the `Db`'s
@@ -516,6 +535,7 @@ impl Db {
             conn: Mutex::new(conn),
             path: path.to_path_buf(),
             clock: Clock::system(),
+            changes: Changes::for_file(path),
         })
     }
 
@@ -529,6 +549,7 @@ impl Db {
             conn: Mutex::new(conn),
             path: PathBuf::from(":memory:"),
             clock: Clock::system(),
+            changes: Changes::in_memory(),
         })
     }
 
@@ -550,6 +571,12 @@ impl Db {
         &self.clock
     }
 
+    /// The change feed of this database's file, shared by every `Db` on the file in this process:
+    /// how a waiting call learns that another connection committed ([`watch`]).
+    pub(crate) fn changes(&self) -> &Changes {
+        &self.changes
+    }
+
     /// The time of this database's clock, in ms since the epoch.
     pub(crate) fn now_ms(&self) -> i64 {
         self.clock.now_ms()
@@ -568,206 +595,4 @@ impl Db {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_file_where_the_folder_should_be_is_named_as_such() {
-        let dir = std::env::temp_dir().join(format!("clawboo-db-not-a-folder-{}", new_id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join("plain-file");
-        std::fs::write(&file, "x").unwrap();
-        let err = Db::open(&file.join("clawboo.db")).unwrap_err();
-        assert!(
-            matches!(&err, DbError::NotAFolder { path } if *path == file),
-            "{err}"
-        );
-        assert!(err.to_string().contains("it is a file, not a folder"));
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn env_path_is_trimmed_and_blank_means_unset() {
-        let home = Path::new("/home/someone");
-        assert_eq!(
-            resolve_db_path(Some("  /data/x.db \n"), Some(home)).unwrap(),
-            PathBuf::from("/data/x.db")
-        );
-        assert_eq!(
-            resolve_db_path(Some("   "), Some(home)).unwrap(),
-            home.join(".openclaw/clawboo/clawboo.db")
-        );
-        assert_eq!(
-            resolve_db_path(None, Some(home)).unwrap(),
-            home.join(".openclaw/clawboo/clawboo.db")
-        );
-        assert!(matches!(resolve_db_path(None, None), Err(DbError::NoPath)));
-    }
-
-    #[test]
-    fn a_manual_clock_moves_only_when_told_and_its_clones_share_the_time() {
-        let clock = Clock::manual(1_000);
-        let db = Db::open_in_memory().unwrap().with_clock(clock.clone());
-        assert!(db.clock().is_test());
-        assert_eq!((db.now_ms(), db.conn().now_ms()), (1_000, 1_000));
-        clock.advance(Duration::from_millis(250));
-        assert_eq!(
-            db.now_ms(),
-            1_250,
-            "an advance through a clone is seen by the Db"
-        );
-        db.clock().set(5);
-        assert_eq!(clock.now_ms(), 5, "and a set through the Db by the clone");
-    }
-
-    #[test]
-    fn a_stepping_clock_gives_every_reading_a_later_time() {
-        let clock = Clock::stepping(100, 1);
-        let readings: Vec<i64> = (0..4).map(|_| clock.now_ms()).collect();
-        assert_eq!(readings, [100, 101, 102, 103]);
-    }
-
-    #[test]
-    fn the_system_clock_is_not_moved_by_a_test() {
-        let clock = Clock::system();
-        assert!(!clock.is_test());
-        let before = clock.now_ms();
-        clock.advance(Duration::from_secs(3_600));
-        clock.set(0);
-        let after = clock.now_ms();
-        assert!(
-            after >= before && after > 1_600_000_000_000,
-            "{before} {after}"
-        );
-        assert!(!Db::open_in_memory().unwrap().clock().is_test());
-    }
-
-    #[test]
-    fn the_test_clock_variable_is_a_start_time_in_debug_builds_only() {
-        let clock = Clock::from_env_value(Some(" 42 "));
-        assert_eq!(clock.is_test(), cfg!(debug_assertions));
-        if cfg!(debug_assertions) {
-            assert_eq!((clock.now_ms(), clock.now_ms()), (42, 43));
-        }
-        for unset in [None, Some(""), Some("  "), Some("soon")] {
-            assert!(!Clock::from_env_value(unset).is_test(), "{unset:?}");
-        }
-    }
-
-    #[test]
-    fn ids_are_bare_uuid_v4() {
-        let id = new_id();
-        assert_eq!(id.len(), 36);
-        assert_eq!(id, id.to_lowercase());
-        assert_eq!(&id[14..15], "4");
-        assert_ne!(new_id(), id);
-    }
-
-    #[test]
-    fn open_creates_parent_folder_and_schema_is_idempotent() {
-        let dir = std::env::temp_dir().join(format!("clawboo-db-{}", new_id()));
-        let path = dir.join("nested").join("clawboo.db");
-        let first = Db::open(&path).unwrap();
-        drop(first);
-        let again = Db::open(&path).unwrap();
-        let mode: String = again
-            .conn()
-            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(mode, "wal");
-        let fk: i64 = again
-            .conn()
-            .query_row("PRAGMA foreign_keys", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(fk, 1);
-        let mapped: i64 = again
-            .conn()
-            .query_row("PRAGMA mmap_size", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(mapped, 2_147_418_112);
-        drop(again);
-        std::fs::remove_dir_all(dir).unwrap();
-    }
-
-    #[test]
-    fn failed_immediate_body_rolls_back() {
-        let db = Db::open_in_memory().unwrap();
-        let conn = db.conn();
-        conn.execute_batch("CREATE TABLE t (x INTEGER)").unwrap();
-        let result: Result<(), rusqlite::Error> = immediate(&conn, |tx| {
-            tx.execute("INSERT INTO t VALUES (1)", [])?;
-            Err(rusqlite::Error::QueryReturnedNoRows)
-        });
-        assert!(result.is_err());
-        let n: i64 = conn
-            .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(n, 0);
-        immediate::<_, _, rusqlite::Error>(&conn, |tx| {
-            tx.execute("INSERT INTO t VALUES (2)", [])?;
-            Ok(())
-        })
-        .unwrap();
-        let n: i64 = conn
-            .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(n, 1);
-    }
-
-    #[test]
-    fn a_file_that_is_not_sqlite_is_an_open_error() {
-        let dir = std::env::temp_dir().join(format!("clawboo-db-{}", new_id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("not-a-db.db");
-        std::fs::write(&path, vec![b'x'; 4096]).unwrap();
-        let err = Db::open(&path).unwrap_err();
-        assert!(matches!(err, DbError::Open { .. }), "{err}");
-        let text = err.to_string();
-        assert_eq!(
-            text.matches(&path.display().to_string()).count(),
-            1,
-            "{text}"
-        );
-        std::fs::remove_dir_all(dir).unwrap();
-    }
-
-    #[test]
-    fn a_directory_given_as_the_database_says_so_naming_it_once() {
-        let dir = std::env::temp_dir().join(format!("clawboo-db-{}", new_id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let err = Db::open(&dir).unwrap_err();
-        let text = err.to_string();
-        assert!(matches!(err, DbError::IsADirectory { .. }), "{text}");
-        assert!(text.contains("is a directory"), "{text}");
-        assert_eq!(
-            text.matches(&format!("{} ", dir.display())).count()
-                + text.matches(&format!("{}:", dir.display())).count(),
-            1,
-            "the path is named once as the culprit: {text}"
-        );
-        assert!(!text.contains("unable to open"), "{text}");
-        std::fs::remove_dir_all(dir).unwrap();
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn an_unwritable_folder_names_the_operating_system_cause() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = std::env::temp_dir().join(format!("clawboo-db-{}", new_id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o500)).unwrap();
-        let path = dir.join("clawboo.db");
-        // Permissions do not bind a privileged user; the case only means something without them.
-        if std::fs::write(dir.join("probe"), "x").is_err() {
-            let text = Db::open(&path).unwrap_err().to_string();
-            assert!(text.contains("ermission denied"), "{text}");
-            assert_eq!(
-                text.matches(&path.display().to_string()).count(),
-                1,
-                "{text}"
-            );
-        }
-        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
-        std::fs::remove_dir_all(dir).unwrap();
-    }
-}
+mod tests;
