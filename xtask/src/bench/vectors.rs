@@ -1,8 +1,9 @@
-//! The vector index's rows of `cargo xtask bench` (issue 25): vector search over the realistic
-//! corpus at 100,000 facts (and 1,000,000 outside `--quick`) × 768 dimensions — p50, p95, recall@10
-//! against exact search, the first query of a fresh process (vector and fts) with that process's
-//! peak RSS, the time to seed and index the store and the file's size — and recall@10 of fts
-//! against hybrid (and vector) on paraphrase queries.
+//! The vector index's rows of `cargo xtask bench` (issue 25): vector search over the tuning corpus
+//! at 100,000 facts (and 1,000,000 outside `--quick`) × 768 dimensions — p50, p95, recall@10
+//! against exact search, the first vector query of a fresh process with that process's peak RSS,
+//! the time to seed and index the store and the file's size — and recall@10 of fts against hybrid
+//! (and vector) on paraphrase queries. (Full-text, vector and hybrid over both corpora, with
+//! recall of each query's target, are `realistic`'s rows.)
 //!
 //! Embeddings: the latency and recall rows use the bench's deterministic embedder
 //! (`realistic::embed_text`: hashed words, 768 dimensions) behind an Ollama stand-in on loopback.
@@ -17,9 +18,9 @@
 //! exact tenth best (ties at the tenth are common with hashed words); the exact scores come from an
 //! inverted list of the stored vectors' non-zero dimensions, kept in this process.
 //!
-//! The million facts are the corpus's sentences, then sentences made of the first half of one and
-//! the second half of another (the corpus has about 140,000 distinct sentences), embedded and
-//! inserted in transactions of 20,000, then indexed by the memory bin's first search.
+//! The million facts are `realistic`'s (the corpus's sentences, then sentences made of the first
+//! half of one and the second half of another), embedded and inserted in transactions of 20,000,
+//! then indexed by the memory bin's first search.
 //!
 //! Must never: assert on a time; fetch anything (the model, if used, is already installed).
 
@@ -32,10 +33,10 @@ use anyhow::{Context, bail};
 use clawboo_core::Db;
 use clawboo_core::internal::memory::{self, Provider, embed};
 use clawboo_tests::{Rng, Server, TempDir, bin_path, loopback};
-use serde_json::{Value, json};
 
 use super::corpus;
-use super::realistic::{DIMS, embed_text, embedder};
+use super::realistic::{DIMS, embed_text, embedder, percentile, search, spliced_million};
+use super::stdio::peak_rss_kib;
 use super::{Row, Subject, median, ms};
 
 /// The model id our memory bin stores beside the stand-in's vectors.
@@ -63,12 +64,14 @@ pub(super) fn add_rows(
     let natural: Vec<String> = corpus.queries.iter().map(|q| q.text.clone()).collect();
     let stand_in = embedder();
     let env = [("OLLAMA_HOST", stand_in.base.as_str())];
-    let mut sizes = vec![facts];
+    let mut stores = vec![corpus.facts.clone()];
     if !quick {
-        sizes.push(1_000_000);
+        stores.push(spliced_million(&corpus));
     }
-    for count in sizes {
-        let store = Store::seed(&corpus.facts, count, &env)?;
+    for facts in stores {
+        let count = facts.len();
+        let store = Store::seed(&facts, &env)?;
+        drop(facts);
         let label = format!("{count} facts x {DIMS}");
         let mut push = |name: String, unit, value| {
             eprintln!("  {name}: {value:.3} {unit}");
@@ -89,22 +92,16 @@ pub(super) fn add_rows(
             "KiB",
             rss,
         );
-        let (first, _) = fresh_processes(&store.dir.db_path(), &env, &natural, "fts", fresh_runs)?;
-        push(
-            format!("memory_search fts first query, fresh process, {count} facts"),
-            "ms",
-            first,
-        );
         let warm = store.warm_searches(&env, &natural)?;
         push(
             format!("memory_search vector, {label}, p50"),
             "ms",
-            percentile(&warm.latencies, 50),
+            percentile(warm.latencies.clone(), 50),
         );
         push(
             format!("memory_search vector, {label}, p95"),
             "ms",
-            percentile(&warm.latencies, 95),
+            percentile(warm.latencies.clone(), 95),
         );
         push(
             format!("memory_search vector recall@10 vs exact, {label}"),
@@ -129,29 +126,11 @@ struct Store {
     index_s: f64,
 }
 
-/// The `i`-th of `count` facts drawn from the corpus `facts` (a sentence, or past the corpus,
-/// the first half of one sentence and the second half of another).
-fn synthetic(facts: &[(String, String)], i: usize) -> (String, String) {
-    let (title, content) = &facts[i % facts.len()];
-    if i < facts.len() {
-        return (title.clone(), content.clone());
-    }
-    let other = &facts[(i.wrapping_mul(2_654_435_761)) % facts.len()].1;
-    let first: Vec<&str> = content.split_whitespace().collect();
-    let second: Vec<&str> = other.split_whitespace().collect();
-    let mut words = first[..first.len() / 2].to_vec();
-    words.extend_from_slice(&second[second.len() / 2..]);
-    (title.clone(), words.join(" "))
-}
-
 impl Store {
-    /// Seeds `count` facts with their vectors, in transactions of 20,000, then has the memory bin
+    /// Seeds `facts` with their vectors, in transactions of 20,000, then has the memory bin
     /// (with `env`) index them.
-    fn seed(
-        facts: &[(String, String)],
-        count: usize,
-        env: &[(&str, &str)],
-    ) -> anyhow::Result<Self> {
+    fn seed(facts: &[(String, String)], env: &[(&str, &str)]) -> anyhow::Result<Self> {
+        let count = facts.len();
         eprintln!("  vector index: seeding {count} facts…");
         let dir = TempDir::new("bench-vectors");
         let db = Db::open(&dir.db_path())?;
@@ -169,8 +148,8 @@ impl Store {
                      VALUES (?1, ?2, ?3, '[]', ?4, ?5, ?6, ?6)",
                 )?;
                 for &i in batch {
-                    let (title, content) = synthetic(facts, i);
-                    let vector = embed_text(&content);
+                    let (title, content) = &facts[i];
+                    let vector = embed_text(content);
                     for (d, &x) in vector.iter().enumerate() {
                         if x != 0.0 {
                             postings[d].push((i as u32, x));
@@ -263,26 +242,6 @@ struct Warm {
     recall: f64,
 }
 
-/// `memory_search` in `mode` with limit 10: its hits; an error or a degraded search is an error.
-fn search(server: &mut Server, query: &str, mode: &str) -> anyhow::Result<Vec<Value>> {
-    let reply = server.call(
-        "memory_search",
-        json!({"query": query, "mode": mode, "limit": 10}),
-    );
-    if reply.is_error {
-        bail!("memory_search {mode} failed: {}", reply.text());
-    }
-    if mode != "fts" && reply.blocks.len() > 1 {
-        bail!("memory_search {mode} degraded: {}", reply.blocks[1]);
-    }
-    let hits: Value = serde_json::from_str(reply.text()).unwrap_or(Value::Null);
-    Ok(hits
-        .as_array()
-        .or_else(|| hits["results"].as_array())
-        .cloned()
-        .unwrap_or_default())
-}
-
 /// Over `runs` new memory processes, each asked one query in `mode` right after `initialize`:
 /// the median time of that first round trip (ms) and the median peak RSS after it (KiB).
 fn fresh_processes(
@@ -300,25 +259,11 @@ fn fresh_processes(
         let started = Instant::now();
         search(&mut server, &queries[run % queries.len()], mode)?;
         times.push(ms(started.elapsed()));
-        let status = std::fs::read_to_string(format!("/proc/{}/status", server.pid()))?;
+        let peak = peak_rss_kib(server.pid()).context("no VmHWM in /proc/<pid>/status")?;
         server.close();
-        let peak = status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmHWM:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-            .context("no VmHWM in /proc/<pid>/status")?;
         peaks.push(peak);
     }
     Ok((median(times).unwrap_or(0.0), median(peaks).unwrap_or(0.0)))
-}
-
-fn percentile(values: &[f64], pct: usize) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    sorted
-        .get((sorted.len() * pct / 100).min(sorted.len().saturating_sub(1)))
-        .copied()
-        .unwrap_or(0.0)
 }
 
 /// Facts an agent might store, each with a question asking for it in other words.
