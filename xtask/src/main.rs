@@ -4,6 +4,7 @@
 //! the bins, handshake with every registered server over stdio, check its tool names), `dist` (the
 //! release archive, `--check` to unpack and probe it), `bench` (whole-process benchmarks over
 //! stdio), `bench-scrub` (the scrubber's workload, run by `bench` in a release build),
+//! `bench-vectors` (the vector index's rows of `bench` alone),
 //! `conformance` (the official MCP conformance suite over HTTP). Flags are read with the bins'
 //! parser (`clawboo_core::internal::args`); every verb answers `--help`.
 
@@ -30,7 +31,7 @@ struct Verb {
 }
 
 /// Every verb, in the order `--help` lists them.
-const VERBS: [Verb; 5] = [
+const VERBS: [Verb; 6] = [
     Verb {
         name: "probe",
         synopsis: "[--debug]",
@@ -52,7 +53,7 @@ const VERBS: [Verb; 5] = [
         synopsis: "[--quick] [--memory] [--vs 'COMMAND']...",
         about: "whole-process benchmarks over stdio with the release bins (cold start, round\n\
                 trips, 16 sessions over HTTP vs 16 stdio processes, an 8-process claim race,\n\
-                memory search at 10k/100k facts, peak RSS, scrubber MB/s);\n\
+                memory search at 10k/100k facts, peak RSS, scrubber MB/s, the vector index);\n\
                 --quick for a smoke run (no million-fact store), --memory for the memory_search rows\n\
                 only, --vs 'COMMAND' to compare another stdio server",
         run: bench_verb,
@@ -63,6 +64,12 @@ const VERBS: [Verb; 5] = [
         about: "the scrubber's throughput workload alone, one `name<TAB>unit<TAB>value` line per row\n\
                 (bench runs it in a release build of xtask)",
         run: |args| bench::scrub::run(flags(args, &["--quick"])?.contains(&"--quick")),
+    },
+    Verb {
+        name: "bench-vectors",
+        synopsis: "[--quick]",
+        about: "the vector index's rows of bench alone (100k and 1M facts; --quick: 10k)",
+        run: |args| bench::vectors_only(flags(args, &["--quick"])?.contains(&"--quick")),
     },
     Verb {
         name: "conformance",

@@ -23,6 +23,7 @@ use crate::db::{Db, DbError, SchemaPart};
 pub const COMPONENTS: &[SchemaPart] = &[
     crate::board::SCHEMA,
     crate::memory::SCHEMA,
+    crate::memory::VECTOR_SCHEMA,
     crate::broker::SCHEMA,
     crate::teamchat::SCHEMA,
 ];

@@ -6,6 +6,7 @@
 //! values, each line labelled; [`search`], facts in several registers made offline from the
 //! machine's own man pages and package docs, with queries of several kinds and their targets.
 //! Guarantees: deterministic (seeded generators, sorted reads), offline, no real credential.
+//! The search corpus is measured by `cargo xtask bench` (its `held-out corpus` rows).
 //! Must never: be read by or fed to a tuning loop (the scrubber's `scrub/corpus/`, the bench's
 //! realistic corpus), nor depend on the code it measures: it only produces text and labels.
 

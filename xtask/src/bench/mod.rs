@@ -10,19 +10,21 @@
 //! scrubber's throughput
 //! ([`scrub`]); ClawBrain's search and store ([`clawbrain`]); 16 sessions
 //! over HTTP against 16 stdio processes ([`http`]); the CPU of a host with 100 waiting subscribers
-//! and the wake-up latency of a waiting call ([`wait`]). Prints a table and writes
-//! `target/bench/bench.json`.
+//! and the wake-up latency of a waiting call ([`wait`]); the vector index at 100k and 1M facts, the
+//! first query of a fresh process, and paraphrase recall ([`vectors`]). Prints a table and writes
+//! `target/bench/bench.json`. `cargo xtask bench-vectors [--quick]` runs the vector rows alone.
 //!
 //! `--vs 'COMMAND'` (repeatable) runs a comparison stdio MCP server (e.g. the reference's bin) in the
 //! same invocation, alternating runs with ours, on the same database files, for every benchmark
 //! whose tools it lists, and prints the ratios. `--quick` shrinks every workload for a smoke run
-//! (and leaves out the million facts). `--memory` runs the memory search rows only.
+//! (and leaves out the million facts). `--memory` runs the memory search rows only (the vector
+//! index's included).
 //!
 //! This module runs the benchmarks and reports them (the table and `bench.json`); the workloads
 //! live beside it: `stdio` (cold start, round trips, the claim race, peak RSS), `facts` (the
 //! synthetic memory worst case), `corpus` (the realistic corpus and its queries), `realistic` (the
-//! rows over it, or over any corpus of facts and queries-with-kinds), `http`, `clawbrain`, `scrub`,
-//! `wait`.
+//! rows over it, or over any corpus of facts and queries-with-kinds), `vectors` (the vector index),
+//! `http`, `clawbrain`, `scrub`, `wait`.
 //!
 //! Must never: assert on a time; a benchmark reports, tests decide.
 
@@ -43,6 +45,7 @@ mod http;
 mod realistic;
 pub mod scrub;
 mod stdio;
+mod vectors;
 mod wait;
 
 use self::facts::{search_latency, search_rate, seed_facts};
@@ -189,18 +192,19 @@ pub fn run(quick: bool, memory_only: bool, vs: Vec<String>) -> anyhow::Result<()
     }
     if memory_only {
         realistic::memory_rows(&subjects, quick, &mut rows)?;
+        vectors::add_rows(&subjects, quick, &mut rows)?;
     } else {
         realistic::add_rows(&subjects, quick, &mut rows)?;
+        vectors::add_rows(&subjects, quick, &mut rows)?;
         other_rows(&subjects, quick, &mut rows)?;
         // Waiting (`waitMs`) is ours: the host's CPU with waiting subscribers, the wake-up latency.
         for (name, unit, value) in wait::rows(quick)? {
             rows.push(Row::ours_only(&subjects, name, unit, Some(value)));
         }
-    }
-
-    // The operator console is ours: page and REST times on large stores, CPU with many consoles.
-    for (name, unit, value) in console::rows(quick)? {
-        rows.push(Row::ours_only(&subjects, name, unit, Some(value)));
+        // The operator console is ours: page and REST times on large stores, CPU with many consoles.
+        for (name, unit, value) in console::rows(quick)? {
+            rows.push(Row::ours_only(&subjects, name, unit, Some(value)));
+        }
     }
 
     print_table(&subjects, &rows);
@@ -210,6 +214,16 @@ pub fn run(quick: bool, memory_only: bool, vs: Vec<String>) -> anyhow::Result<()
         path.display(),
         started.elapsed().as_secs_f64()
     );
+    Ok(())
+}
+
+/// `cargo xtask bench-vectors [--quick]` (the flag read by `main`): the rows of [`vectors`] alone.
+pub fn vectors_only(quick: bool) -> anyhow::Result<()> {
+    probe::build_bins("release")?;
+    let subjects = [Subject::Ours];
+    let mut rows = Vec::new();
+    vectors::add_rows(&subjects, quick, &mut rows)?;
+    print_table(&subjects, &rows);
     Ok(())
 }
 

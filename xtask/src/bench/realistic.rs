@@ -1,37 +1,48 @@
-//! The memory search rows over a corpus of real sentences (`corpus`, or any other corpus of facts
-//! and queries-with-kinds): full-text latency (p50, p95) and recall@10 per kind of query, the
-//! first query of a fresh process, vector and hybrid latency over every fact embedded with 768
-//! dimensions, full-text at a million facts; plus pipelined `ping` throughput and `memory_save`
-//! rate. A child of `bench` (it adds rows to its table).
+//! The memory search rows over two corpora of facts and queries-with-kinds, each named in its
+//! rows: the **tuning corpus** (`corpus`: sentences of this machine's crate sources and toolchain
+//! docs, the corpus the search was tuned on) and the **held-out corpus**
+//! (`clawboo_tests::heldout::search`: man pages and package docs in several registers, queries
+//! built another way; called here, never read to tune). For each, at 100,000 facts (10,000 with
+//! `--quick`): full-text latency (p50, p95) and recall@10 per kind of query, the first query of a
+//! fresh process and its peak RSS, vector and hybrid latency and recall@10 over every fact
+//! embedded with 768 dimensions; at a million facts (not with `--quick`): the full-text rows and
+//! the file's size. Plus pipelined `ping` throughput and `memory_save` rate. A child of `bench`
+//! (it adds rows to its table).
 //!
-//! Owns: [`corpus_rows`], the rows of one corpus, named after it, which a second corpus gets by
-//! calling it with its own facts and queries; seeding a store in bounded transactions
-//! ([`seed_in_batches`]); the million-fact store (the corpus's sentences, then sentences spliced
-//! from two of them, first half and second half, until there are a million).
+//! Owns: [`corpus_rows`], the rows of one corpus at one size; seeding a store in bounded
+//! transactions ([`seed_in_batches`]); the million-fact stores (the tuning corpus's sentences, then
+//! sentences spliced from two of them, first half and second half; the held-out generator asked
+//! for a million).
 //!
 //! Must never: assert on a time.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{Context, bail};
 use clawboo_core::Db;
 use clawboo_core::internal::memory::{self, embed};
+use clawboo_tests::heldout;
 use clawboo_tests::{Rng, Server, TempDir, bin_path, loopback};
 use serde_json::{Value, json};
 
 use super::corpus::{self, Query};
+use super::stdio::peak_rss_kib;
 use super::{Row, Subject, measure, median, ms, offers};
 
 /// Dimensions of the bench's stand-in embeddings (nomic-embed-text's).
-const DIMS: usize = 768;
+pub(super) const DIMS: usize = 768;
 /// Facts stored per transaction when seeding.
 const SEED_BATCH: usize = 50_000;
 /// Fresh processes whose first query is timed.
 const FIRST_QUERIES: usize = 7;
 /// The large store's size.
 const MILLION: usize = 1_000_000;
+/// The corpus the search was tuned on, as row names say it.
+const TUNING: &str = "tuning corpus";
+/// The corpus the search never saw while being tuned, as row names say it.
+const HELD_OUT: &str = "held-out corpus";
 
 /// Adds the rows of this module to `rows`.
 pub(super) fn add_rows(
@@ -57,8 +68,8 @@ pub(super) fn add_rows(
     memory_rows(subjects, quick, rows)
 }
 
-/// The memory search rows alone (`--memory`): the realistic corpus, and unless `quick` the
-/// million-fact store.
+/// The memory search rows alone (`--memory`): both corpora, and unless `quick` a million facts of
+/// each.
 pub(super) fn memory_rows(
     subjects: &[Subject],
     quick: bool,
@@ -70,39 +81,99 @@ pub(super) fn memory_rows(
     } else {
         (100_000, 300, 300)
     };
-    eprintln!("  building the realistic corpus ({facts} facts)…");
-    let corpus = corpus::build(facts, searches, probes)?;
-    let (corpus_rows, dir) = corpus_rows(subjects, "realistic", &corpus.facts, &corpus.queries)?;
-    rows.extend(corpus_rows);
-    let db = dir.db_path();
-    let natural: Vec<String> = corpus
-        .queries
-        .iter()
-        .filter(|q| q.target.is_none())
-        .map(|q| q.text.clone())
-        .collect();
-    let stand_in = embedder();
-    let env = [("OLLAMA_HOST", stand_in.base.as_str())];
-    embed_all(&db, &env)?;
-    for mode in ["vector", "hybrid"] {
-        rows.push(measure(
+    eprintln!("  building the {TUNING} ({facts} facts)…");
+    let tuning = corpus::build(facts, searches, probes)?;
+    let (facts_of, queries_of) = (&tuning.facts, &tuning.queries);
+    rows.extend(corpus_rows(
+        subjects,
+        TUNING,
+        facts_of,
+        queries_of,
+        Rows::Compared,
+    )?);
+    eprintln!("  building the {HELD_OUT} ({facts} facts)…");
+    let held = held_out(facts, probes)?;
+    rows.extend(corpus_rows(
+        subjects,
+        HELD_OUT,
+        &held.facts,
+        &held.queries,
+        Rows::Compared,
+    )?);
+    drop(held);
+    if !quick {
+        eprintln!("  building the {TUNING} at {MILLION} facts…");
+        let million = spliced_million(&tuning);
+        let ours = Rows::OursFullText;
+        rows.extend(corpus_rows(subjects, TUNING, &million, queries_of, ours)?);
+        drop(million);
+        eprintln!("  building the {HELD_OUT} at {MILLION} facts…");
+        let held = held_out(MILLION, probes)?;
+        rows.extend(corpus_rows(
             subjects,
-            &format!("memory_search {mode}, {facts} facts x {DIMS} dims, p50"),
-            "ms",
-            1,
-            |s| match s {
-                Subject::Ours => {
-                    Ok(search_latencies(s, &db, &env, &natural, mode)?.map(|l| percentile(l, 50)))
-                }
-                Subject::Vs(_) => Ok(None),
-            },
+            HELD_OUT,
+            &held.facts,
+            &held.queries,
+            ours,
         )?);
     }
-    drop(dir);
-    if !quick {
-        million_rows(subjects, &corpus, &natural, rows)?;
-    }
     Ok(())
+}
+
+/// The held-out corpus of `facts` facts and `per_kind` queries of each kind, as a bench corpus
+/// (nothing held back).
+fn held_out(facts: usize, per_kind: usize) -> anyhow::Result<corpus::Corpus> {
+    let started = Instant::now();
+    let corpus = heldout::search::build(facts, per_kind).context("building the held-out corpus")?;
+    eprintln!(
+        "  built the {HELD_OUT} in {:.0} s",
+        started.elapsed().as_secs_f64()
+    );
+    let queries = corpus
+        .queries
+        .into_iter()
+        .map(|q| Query {
+            kind: q.kind.as_str(),
+            text: q.text,
+            target: Some(q.target),
+        })
+        .collect();
+    Ok(corpus::Corpus {
+        facts: corpus.facts,
+        queries,
+        held: Vec::new(),
+    })
+}
+
+/// The tuning corpus's facts, then sentences spliced from two of its sentences (stored or held
+/// back), first half and second half, until there are a million. The corpus's facts keep their
+/// indexes, so its queries' targets stay right.
+pub(super) fn spliced_million(corpus: &corpus::Corpus) -> Vec<(String, String)> {
+    let sentences: Vec<&(String, String)> = corpus.facts.iter().chain(&corpus.held).collect();
+    let mut rng = Rng::new(0x00D1_5EED);
+    let mut facts: Vec<(String, String)> = sentences.iter().map(|&f| f.clone()).collect();
+    facts.truncate(MILLION);
+    while facts.len() < MILLION {
+        let (a, b) = (rng.pick(&sentences), rng.pick(&sentences));
+        let (first, second) = (words(&a.1), words(&b.1));
+        let text = format!(
+            "{} {}",
+            first[..first.len() / 2].join(" "),
+            second[second.len() / 2..].join(" ")
+        );
+        facts.push((a.0.clone(), text));
+    }
+    facts
+}
+
+/// Which rows [`corpus_rows`] measures.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Rows {
+    /// Every subject's full-text rows, and ours for vector and hybrid.
+    Compared,
+    /// Our full-text rows only, and the file's size (the comparison server is measured at the
+    /// smaller size).
+    OursFullText,
 }
 
 /// What one subject answered to a corpus's queries.
@@ -113,56 +184,113 @@ struct Answers {
     found: BTreeMap<&'static str, (usize, usize)>,
 }
 
-/// The rows of one corpus, named `name`: `facts` (title, content) are stored in a new file, every
-/// query is asked of each subject once (full-text, limit 10) after a warm-up, and the rows are
-/// p50 and p95 over every query, recall@10 for each kind of query that has targets, and the first
-/// query of a fresh process. Returns the rows and the seeded store (for more rows over it).
-pub(super) fn corpus_rows(
+/// The rows of one corpus, named `name` and its size: `facts` (title, content) are stored in a new
+/// file, every query is asked once (limit 10) after a warm-up, and the rows are p50 and p95 over
+/// every query and recall@10 for each kind of query that has targets, full-text then (with
+/// [`Rows::Compared`]) vector and hybrid over the stand-in's vectors, and the first full-text
+/// query of a fresh process with its peak RSS.
+fn corpus_rows(
     subjects: &[Subject],
     name: &str,
     facts: &[(String, String)],
     queries: &[Query],
-) -> anyhow::Result<(Vec<Row>, TempDir)> {
+    which: Rows,
+) -> anyhow::Result<Vec<Row>> {
     let dir = TempDir::new("bench-corpus");
     let db = dir.db_path();
-    seed_in_batches(&db, facts.iter().map(|(t, c)| (t.as_str(), c.as_str())))?;
-    let ids = fact_ids(&db)?;
     let n = facts.len();
-    let mut answers: Vec<Option<Answers>> = Vec::new();
+    let started = Instant::now();
+    seed_in_batches(&db, facts.iter().map(|(t, c)| (t.as_str(), c.as_str())))?;
+    eprintln!(
+        "  stored {n} facts of the {name} in {:.0} s",
+        started.elapsed().as_secs_f64()
+    );
+    let ids = fact_ids(&db)?;
+    let measured = |s: &Subject| which == Rows::Compared || matches!(s, Subject::Ours);
+    let mut answers = Vec::new();
     for subject in subjects {
-        answers.push(answer(subject, &db, queries, &ids)?);
+        answers.push(if measured(subject) {
+            answer(subject, &db, &[], queries, &ids, "fts")?
+        } else {
+            None
+        });
     }
-    let row = |label: String, unit: &'static str, value: &dyn Fn(&Answers) -> Option<f64>| {
-        let mut values = answers.iter().map(|a| a.as_ref().and_then(value));
-        Row {
-            name: label,
-            unit,
-            ours: values.next().flatten(),
-            vs: values.collect(),
+    let mut rows = mode_rows("fts", &format!("{name}, {n} facts"), &answers);
+    let texts: Vec<&str> = queries.iter().map(|q| q.text.as_str()).collect();
+    let mut firsts = Vec::new();
+    for subject in subjects {
+        firsts.push(if measured(subject) {
+            first_query(subject, &db, &texts)?
+        } else {
+            None
+        });
+    }
+    let label = format!("memory_search fts {name}, {n} facts, first query of a process");
+    rows.push(row_of(label, "ms", firsts.iter().map(|f| f.map(|f| f.0))));
+    let label = format!("peak RSS after a first fts query, {name}, {n} facts");
+    rows.push(row_of(label, "KiB", firsts.iter().map(|f| f.map(|f| f.1))));
+    if which == Rows::OursFullText {
+        let size = std::fs::metadata(&db)
+            .map(|m| m.len() as f64 / (1024.0 * 1024.0))
+            .ok();
+        let label = format!("memory_search fts {name}, {n} facts, file size");
+        rows.push(Row::ours_only(subjects, label, "MiB", size));
+    }
+    for row in &rows {
+        progress(row);
+    }
+    if which == Rows::Compared {
+        let stand_in = embedder();
+        let env = [("OLLAMA_HOST", stand_in.base.as_str())];
+        embed_all(&db, &env)?;
+        for mode in ["vector", "hybrid"] {
+            let mut answers = vec![answer(&Subject::Ours, &db, &env, queries, &ids, mode)?];
+            answers.resize_with(subjects.len(), || None);
+            let mode_rows = mode_rows(mode, &format!("{name}, {n} facts x {DIMS} dims"), &answers);
+            for row in &mode_rows {
+                progress(row);
+            }
+            rows.extend(mode_rows);
         }
+    }
+    Ok(rows)
+}
+
+/// A row whose first value is ours and the rest the comparison servers'.
+fn row_of(name: String, unit: &'static str, mut values: impl Iterator<Item = Option<f64>>) -> Row {
+    Row {
+        name,
+        unit,
+        ours: values.next().flatten(),
+        vs: values.collect(),
+    }
+}
+
+/// p50, p95 and recall@10 per kind of each subject's `answers` in `mode`, named after `what`.
+fn mode_rows(mode: &str, what: &str, answers: &[Option<Answers>]) -> Vec<Row> {
+    let row = |label: String, unit: &'static str, value: &dyn Fn(&Answers) -> Option<f64>| {
+        row_of(
+            label,
+            unit,
+            answers.iter().map(|a| a.as_ref().and_then(value)),
+        )
     };
     let mut rows = vec![
-        row(
-            format!("memory_search fts {name}, {n} facts, p50"),
-            "ms",
-            &|a| Some(percentile(a.latencies.clone(), 50)),
-        ),
-        row(
-            format!("memory_search fts {name}, {n} facts, p95"),
-            "ms",
-            &|a| Some(percentile(a.latencies.clone(), 95)),
-        ),
+        row(format!("memory_search {mode} {what}, p50"), "ms", &|a| {
+            Some(percentile(a.latencies.clone(), 50))
+        }),
+        row(format!("memory_search {mode} {what}, p95"), "ms", &|a| {
+            Some(percentile(a.latencies.clone(), 95))
+        }),
     ];
-    let kinds: Vec<&'static str> = answers
+    let kinds: BTreeSet<&'static str> = answers
         .iter()
         .flatten()
         .flat_map(|a| a.found.keys().copied())
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
         .collect();
     for kind in kinds {
         rows.push(row(
-            format!("memory_search fts {name} recall@10, {kind}, {n} facts"),
+            format!("memory_search {mode} {what}, recall@10 {kind}"),
             "share",
             &|a| {
                 a.found
@@ -171,39 +299,30 @@ pub(super) fn corpus_rows(
             },
         ));
     }
-    for row in &rows {
-        progress(row);
-    }
-    let texts: Vec<&str> = queries.iter().map(|q| q.text.as_str()).collect();
-    rows.push(measure(
-        subjects,
-        &format!("memory_search fts {name}, {n} facts, first query of a process"),
-        "ms",
-        1,
-        |s| first_query(s, &db, &texts),
-    )?);
-    Ok((rows, dir))
+    rows
 }
 
-/// Every query asked of `subject` once; `None` without `memory_search`.
+/// Every query asked of `subject` once in `mode` (with `env`); `None` without `memory_search`.
 fn answer(
     subject: &Subject,
     db: &Path,
+    env: &[(&str, &str)],
     queries: &[Query],
     ids: &[String],
+    mode: &str,
 ) -> anyhow::Result<Option<Answers>> {
-    let mut server = spawn_memory(subject, db, &[]);
+    let mut server = spawn_memory(subject, db, env);
     if !offers(&mut server, "memory_search") {
         return Ok(None);
     }
-    search(&mut server, "warm up the index", "fts")?;
+    search(&mut server, "warm up the index", mode)?;
     let mut answers = Answers {
         latencies: Vec::with_capacity(queries.len()),
         found: BTreeMap::new(),
     };
     for query in queries {
         let started = Instant::now();
-        let hits = search(&mut server, &query.text, "fts")?;
+        let hits = search(&mut server, &query.text, mode)?;
         answers.latencies.push(ms(started.elapsed()));
         if let Some(target) = query.target {
             let entry = answers.found.entry(query.kind).or_insert((0, 0));
@@ -218,7 +337,7 @@ fn answer(
 }
 
 /// One `memory_search` call; its hits (ours answer a list, the reference `{results: […]}`).
-fn search(server: &mut Server, query: &str, mode: &str) -> anyhow::Result<Vec<Value>> {
+pub(super) fn search(server: &mut Server, query: &str, mode: &str) -> anyhow::Result<Vec<Value>> {
     let reply = server.call(
         "memory_search",
         json!({"query": query, "mode": mode, "limit": 10}),
@@ -237,10 +356,15 @@ fn search(server: &mut Server, query: &str, mode: &str) -> anyhow::Result<Vec<Va
         .unwrap_or_default())
 }
 
-/// The median over [`FIRST_QUERIES`] fresh processes of the first `memory_search` each answers
-/// (after `initialize`), each asking another of `queries`.
-fn first_query(subject: &Subject, db: &Path, queries: &[&str]) -> anyhow::Result<Option<f64>> {
-    let mut times = Vec::new();
+/// Over [`FIRST_QUERIES`] fresh processes, each asking another of `queries` right after
+/// `initialize`: the median time of that first `memory_search` (ms) and the median peak RSS of the
+/// process after it (KiB).
+fn first_query(
+    subject: &Subject,
+    db: &Path,
+    queries: &[&str],
+) -> anyhow::Result<Option<(f64, f64)>> {
+    let (mut times, mut peaks) = (Vec::new(), Vec::new());
     for i in 0..FIRST_QUERIES {
         let mut server = spawn_memory(subject, db, &[]);
         let query = queries[(i * 37) % queries.len()];
@@ -250,13 +374,14 @@ fn first_query(subject: &Subject, db: &Path, queries: &[&str]) -> anyhow::Result
             json!({"query": query, "mode": "fts", "limit": 10}),
         );
         times.push(ms(started.elapsed()));
+        peaks.extend(peak_rss_kib(server.pid()));
         server.close();
         if reply.is_error {
             // The comparison server may not offer it.
             return Ok(None);
         }
     }
-    Ok(median(times))
+    Ok(median(times).zip(median(peaks)))
 }
 
 /// Stores `facts` (title, content) in `db`, [`SEED_BATCH`] per transaction.
@@ -273,72 +398,6 @@ pub(super) fn seed_in_batches<'a>(
             memory::seed_facts(&conn, facts.by_ref().take(SEED_BATCH)).context("seeding facts")?;
     }
     Ok(stored)
-}
-
-/// Full-text at a million facts: p50 and p95 of the natural queries, the first query of a fresh
-/// process, and the file's size. Ours only (the comparison server is measured at 100,000).
-fn million_rows(
-    subjects: &[Subject],
-    corpus: &corpus::Corpus,
-    natural: &[String],
-    rows: &mut Vec<Row>,
-) -> anyhow::Result<()> {
-    eprintln!("  building the million-fact store…");
-    let mut sentences: Vec<&(String, String)> = corpus.facts.iter().chain(&corpus.held).collect();
-    let mut rng = Rng::new(0x00D1_5EED);
-    let mut spliced: Vec<(String, String)> = Vec::new();
-    while sentences.len() + spliced.len() < MILLION {
-        let (a, b) = (rng.pick(&sentences), rng.pick(&sentences));
-        let (first, second) = (words(&a.1), words(&b.1));
-        let text = format!(
-            "{} {}",
-            first[..first.len() / 2].join(" "),
-            second[second.len() / 2..].join(" ")
-        );
-        spliced.push((a.0.clone(), text));
-    }
-    sentences.truncate(MILLION);
-    let dir = TempDir::new("bench-million");
-    let db = dir.db_path();
-    let started = Instant::now();
-    seed_in_batches(
-        &db,
-        sentences
-            .iter()
-            .map(|(t, c)| (t.as_str(), c.as_str()))
-            .chain(spliced.iter().map(|(t, c)| (t.as_str(), c.as_str()))),
-    )?;
-    eprintln!(
-        "  stored {MILLION} facts in {:.0} s",
-        started.elapsed().as_secs_f64()
-    );
-    let ours = search_latencies(&Subject::Ours, &db, &[], natural, "fts")?;
-    let texts: Vec<&str> = natural.iter().map(String::as_str).collect();
-    let first = first_query(&Subject::Ours, &db, &texts)?;
-    let size = std::fs::metadata(&db)
-        .map(|m| m.len() as f64 / (1024.0 * 1024.0))
-        .ok();
-    let label = |what: &str| format!("memory_search fts realistic, {MILLION} facts, {what}");
-    rows.push(Row::ours_only(
-        subjects,
-        label("p50"),
-        "ms",
-        ours.clone().map(|l| percentile(l, 50)),
-    ));
-    rows.push(Row::ours_only(
-        subjects,
-        label("p95"),
-        "ms",
-        ours.map(|l| percentile(l, 95)),
-    ));
-    rows.push(Row::ours_only(
-        subjects,
-        label("first query of a process"),
-        "ms",
-        first,
-    ));
-    rows.push(Row::ours_only(subjects, label("file size"), "MiB", size));
-    Ok(())
 }
 
 /// Reports a measured row on stderr as `measure` does, so a long run shows its figures as they come.
@@ -438,29 +497,7 @@ fn spawn_memory(subject: &Subject, db: &Path, env: &[(&str, &str)]) -> Server {
     server
 }
 
-/// The latency of each query (ms), after one warm-up search; `None` without `memory_search`.
-fn search_latencies(
-    subject: &Subject,
-    db: &Path,
-    env: &[(&str, &str)],
-    queries: &[String],
-    mode: &str,
-) -> anyhow::Result<Option<Vec<f64>>> {
-    let mut server = spawn_memory(subject, db, env);
-    if !offers(&mut server, "memory_search") {
-        return Ok(None);
-    }
-    search(&mut server, "warm up the index", mode)?;
-    let mut latencies = Vec::with_capacity(queries.len());
-    for query in queries {
-        let started = Instant::now();
-        search(&mut server, query, mode)?;
-        latencies.push(ms(started.elapsed()));
-    }
-    server.close();
-    Ok(Some(latencies))
-}
-
+/// The `pct` percentile of `values` (the median for 50).
 pub(super) fn percentile(mut values: Vec<f64>, pct: usize) -> f64 {
     if pct == 50 {
         return median(values).unwrap_or(0.0);
@@ -471,7 +508,7 @@ pub(super) fn percentile(mut values: Vec<f64>, pct: usize) -> f64 {
 
 /// A 768-dimension embedding of `text`: each word adds ±1 to two hashed dimensions, normalised;
 /// texts sharing words are similar, as with a real model.
-fn embed_text(text: &str) -> Vec<f32> {
+pub(super) fn embed_text(text: &str) -> Vec<f32> {
     let mut v = vec![0.0f32; DIMS];
     for word in text
         .to_lowercase()
@@ -497,7 +534,7 @@ fn embed_text(text: &str) -> Vec<f32> {
 }
 
 /// An Ollama stand-in on loopback answering [`embed_text`] vectors.
-fn embedder() -> loopback::Loopback {
+pub(super) fn embedder() -> loopback::Loopback {
     loopback::serve(|seen| {
         let answer = if seen.line == "POST /api/embed" {
             let request: Value = serde_json::from_str(&seen.body).unwrap_or(Value::Null);

@@ -109,6 +109,11 @@ fn open_creates_parent_folder_and_schema_is_idempotent() {
         .query_row("PRAGMA foreign_keys", [], |r| r.get(0))
         .unwrap();
     assert_eq!(fk, 1);
+    let mapped: i64 = again
+        .conn()
+        .query_row("PRAGMA mmap_size", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mapped, 2_147_418_112);
     drop(again);
     std::fs::remove_dir_all(dir).unwrap();
 }

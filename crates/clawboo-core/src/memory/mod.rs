@@ -3,7 +3,8 @@
 //!
 //! Owns: the `memory_facts` and `memory_procedures` tables (the reference's DDL and column names,
 //! so one file serves both implementations), their full-text indexes and the triggers that keep
-//! them in sync, and every write to them ([`Memory`] is the single write choke point).
+//! them in sync, the vector index kept beside them in the file (`vectors`), and every write to
+//! them ([`Memory`] is the single write choke point).
 //!
 //! Guarantees:
 //! - every title, content and tag is scrubbed of secrets before it is stored or embedded, and a
@@ -52,6 +53,7 @@ pub use scope::{ReadScope, TeamView, WriteScope};
 pub use search::{MatchedVia, SearchHit, SearchMode, SearchOutcome};
 pub use sql::SCHEMA;
 pub(crate) use sql::{fact_columns, latest_procedure_only, procedure_columns, scope_filter};
+pub use vectors::{SCHEMA as VECTOR_SCHEMA, catch_up as catch_up_vectors};
 
 use crate::db::{Conn, Db, immediate, new_id};
 use crate::scrub::{is_entirely_redacted, scrub_secrets};
@@ -159,17 +161,12 @@ pub struct NewFact<'a> {
 pub struct Memory {
     db: Db,
     embedder: Embedder,
-    vectors: vectors::VectorIndex,
 }
 
 impl Memory {
     /// The store over `db`, embedding with `embedder`'s provider (if any).
     pub fn new(db: Db, embedder: Embedder) -> Self {
-        Self {
-            db,
-            embedder,
-            vectors: vectors::VectorIndex::default(),
-        }
+        Self { db, embedder }
     }
 
     /// The embedding provider, if one is configured and reachable.
@@ -206,7 +203,11 @@ impl Memory {
             updated_at: now,
         };
         let conn = self.db.conn();
-        immediate(&conn, |tx| insert_fact(tx, &fact, embedding.as_ref()))?;
+        immediate(&conn, |tx| {
+            insert_fact(tx, &fact, embedding.as_ref())?;
+            // Indexed in the fact's own transaction: they are committed together or not at all.
+            vectors::index_rows(tx, &[tx.last_insert_rowid()])
+        })?;
         Ok(fact)
     }
 
@@ -324,15 +325,7 @@ impl Memory {
         scope: &ReadScope,
     ) -> Result<SearchOutcome, MemoryError> {
         let provider = self.provider();
-        search::run(
-            &self.db,
-            &self.vectors,
-            provider,
-            query,
-            requested,
-            limit,
-            scope,
-        )
+        search::run(&self.db, provider, query, requested, limit, scope)
     }
 
     /// The `<auto-memory>` block for a task (its title and description): the best facts for it

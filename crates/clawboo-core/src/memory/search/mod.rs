@@ -12,8 +12,10 @@
 //! Decisions that differ from the reference, on purpose:
 //! - the scope is applied inside every query, so in-scope hits are never crowded out by
 //!   out-of-scope ones (the reference ranks the first 200 hits of every scope, then filters);
-//! - vector search compares the query with every in-scope fact embedded by the current model (the
-//!   reference: only the newest 200 / 1,000); hybrid adds every full-text hit to them;
+//! - vector search covers every in-scope fact embedded by the current model, through the vector
+//!   index kept in the file (`memory::vectors`: approximate candidates, re-scored exactly; its
+//!   recall against exact search is a bench row) (the reference: only the newest 200 / 1,000);
+//!   hybrid adds every full-text hit to them;
 //! - procedures are searched too (by name and content), newest version only; they have no
 //!   vectors, so in hybrid mode they score on their words alone.
 //!
@@ -35,7 +37,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::embed::Provider;
-use super::vectors::VectorIndex;
 use super::{Entry, MemoryError, ReadScope};
 use crate::db::Db;
 
@@ -93,7 +94,6 @@ pub struct SearchOutcome {
 /// provider or the query cannot be embedded.
 pub(in crate::memory) fn run(
     db: &Db,
-    index: &VectorIndex,
     provider: Option<&Provider>,
     query: &str,
     requested: Option<SearchMode>,
@@ -134,7 +134,7 @@ pub(in crate::memory) fn run(
     };
     let conn = db.conn();
     let model = provider.id();
-    let mut candidates = vector::nearest(&conn, index, &vector, &model, limit, scope)?;
+    let mut candidates = vector::nearest(&conn, &vector, &model, limit, scope)?;
     if mode == SearchMode::Hybrid {
         let text = text::candidates(&conn, query, HYBRID_TEXT_POOL, scope, Some(&model))?;
         blend::add_text(&mut candidates, text);

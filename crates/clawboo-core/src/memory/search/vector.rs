@@ -1,9 +1,10 @@
 //! Vector search: the facts nearest a query's embedding, in scope, with their stored vectors.
 //!
-//! Owns: asking the per-process index (`memory::vectors`) for the nearest rowids and reading them
-//! back from the file with the scope filter, asking for more while the scope filters too many out.
-//! The index's answers are candidates only: each is read back and later scored with its stored
-//! `f32` vector (`blend`), so the final order is exact and an out-of-scope fact is never returned.
+//! Owns: asking the file's vector index (`memory::vectors`) for the nearest rowids and reading
+//! them back from the file with the scope filter, asking for more while the scope filters too
+//! many out. The index's answers are candidates only: each is read back and later scored with its
+//! stored `f32` vector (`blend`), so the final order is exact and an out-of-scope fact is never
+//! returned.
 //!
 //! Must never: compare vectors made by different models (only rows whose `embedding_model` is the
 //! current model's are read).
@@ -12,7 +13,7 @@ use rusqlite::Connection;
 use rusqlite::types::Value as SqlValue;
 
 use super::super::embed::from_blob;
-use super::super::vectors::VectorIndex;
+use super::super::vectors;
 use super::super::{Entry, MemoryError, ReadScope, fact_columns, fact_from_row, scope_filter};
 use super::{Candidate, as_params, named};
 
@@ -20,27 +21,25 @@ use super::{Candidate, as_params, named};
 const VECTOR_OVERFETCH: usize = 10;
 
 /// The facts nearest `query_vector` among every in-scope fact embedded by `model`: the index
-/// proposes the nearest `limit × 10` rowids (then more, while the scope filters too many out), and
-/// those are read back with the scope filter and their stored vectors.
+/// proposes the nearest `limit × 10` rowids (then four times more, while the scope filters too
+/// many out and the index has more), and those are read back with the scope filter and their
+/// stored vectors.
 pub(super) fn nearest(
     conn: &Connection,
-    index: &VectorIndex,
     query_vector: &[f32],
     model: &str,
     limit: u32,
     scope: &ReadScope,
 ) -> Result<Vec<Candidate>, MemoryError> {
-    let stored = index.len(conn, model)?;
     let mut wanted = (limit as usize * VECTOR_OVERFETCH).max(VECTOR_OVERFETCH);
-    let candidates = loop {
-        let rowids = index.nearest(conn, model, query_vector, wanted)?;
+    loop {
+        let rowids = vectors::nearest(conn, model, query_vector, wanted)?;
         let found = facts_by_rowid(conn, &rowids, model, scope)?;
-        if found.len() >= limit as usize || rowids.len() >= stored {
-            break found;
+        if found.len() >= limit as usize || rowids.len() < wanted {
+            return Ok(found);
         }
         wanted *= 4;
-    };
-    Ok(candidates)
+    }
 }
 
 /// The facts with `rowids` that are in scope and embedded by `model`, with their vectors.

