@@ -336,14 +336,12 @@ mod tests {
         };
         let (pending, denied, granted) = (request(), request(), request());
         // A denial writes the call's `after` audit row: a fourth old audit row.
-        approvals::resolve(&conn, &denied.id, approvals::Resolution::Deny, "ops").unwrap();
-        approvals::resolve(
-            &conn,
-            &granted.id,
-            approvals::Resolution::AllowAlways,
-            "ops",
-        )
-        .unwrap();
+        let ops = approvals::Decider {
+            by: "ops",
+            via: audit::DecidedVia::Cli,
+        };
+        approvals::resolve(&conn, &denied.id, approvals::Resolution::Deny, ops).unwrap();
+        approvals::resolve(&conn, &granted.id, approvals::Resolution::AllowAlways, ops).unwrap();
         clock.advance(Duration::from_secs(40 * 86_400));
         audit::write_before(
             &conn,
