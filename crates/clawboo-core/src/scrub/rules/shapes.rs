@@ -171,7 +171,7 @@ pub(super) const OTHER: &[RuleSpec] = &[
         kind: "basic-auth-pair",
         pattern: r#"(?:\bauth[ \t]*=[ \t]*\(|\b(?:HTTPBasicAuth|HTTPDigestAuth|BasicAuth|auth)\()[ \t]*(?:'[^'\n]*'|"[^"\n]*")[ \t]*,[ \t]*('[^'\n]*'|"[^"\n]*")"#,
         group: 1,
-        needs: &["auth", "Auth"],
+        needs: &["auth=", "auth =", "auth(", "Auth("],
         check: value_not_placeholder,
     },
     // `echo 'user:password' | chpasswd`.
