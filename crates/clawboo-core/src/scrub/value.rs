@@ -117,7 +117,10 @@ pub(crate) fn is_secret_reference(value: &str) -> bool {
 /// Whether `value` holds an OpenSSH public key (`ssh-ed25519 AAAA… user@host`, perhaps after the
 /// options of an `authorized_keys` line or the host of a `known_hosts` one): public by design.
 pub(crate) fn is_ssh_public_key(value: &str) -> bool {
-    let mut words = value.split_whitespace().peekable();
+    // The type comes within the first few words (options, a host), so a long value costs no
+    // more than a short one.
+    let head = &value[..floor_boundary(value, 512)];
+    let mut words = head.split_whitespace().take(8).peekable();
     while let Some(word) = words.next() {
         let word = word.trim_start_matches(['\'', '"']);
         if is_ssh_key_type(word) && words.peek().is_some_and(|next| next.starts_with("AAAA")) {

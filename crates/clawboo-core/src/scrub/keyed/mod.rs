@@ -3,7 +3,8 @@
 //! `--token`, `<password>`, `AccountKey`, `Authorization`, `Cookie`, `bindpw`, `psk`, …) in any
 //! casing and any config syntax (`.env`, YAML, JSON and escaped JSON, TOML, INI, properties,
 //! shell, XML elements and attributes, HCL, `name: X / value: Y` pairs, calls and typed
-//! declarations in code, CLI flags, HTTP headers), reads the value after its separator, and masks
+//! declarations in code, CLI flags, HTTP headers, space-separated settings such as `.netrc`'s
+//! `password` and redis.conf's `requirepass`), reads the value after its separator, and masks
 //! it when it is a literal. With no separator (prose: "the private key is 0x…"), the context rule masks the first
 //! high-entropy word that follows within a few words.
 //!
@@ -46,7 +47,7 @@ use self::names::{Strength, classify, is_ident, is_upper_env, secret_word_at};
 use self::sep::Sep;
 use self::verdict::value_is_secret;
 
-pub(crate) use self::names::{is_qualifier, names_a_secret, names_something_public};
+pub(crate) use self::names::{names_a_secret, names_something_public};
 
 /// A value longer than this is never read twice: the scan resumes after it even when it was not
 /// masked (shorter ones are scanned inside, for the keys they may hold).

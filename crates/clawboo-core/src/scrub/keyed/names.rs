@@ -102,7 +102,7 @@ pub(super) fn words(key: &str) -> Vec<String> {
 }
 
 /// Whether `w` (lowercase) qualifies a secret word into something public.
-pub(crate) fn is_qualifier(w: &str) -> bool {
+pub(super) fn is_qualifier(w: &str) -> bool {
     QUALIFIERS.binary_search(&w).is_ok()
 }
 

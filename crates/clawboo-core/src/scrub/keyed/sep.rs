@@ -4,7 +4,8 @@
 //! <param-value>…`); a setter or a call (`setPassword("…")`, `define('DB_PASSWORD', '…')`,
 //! `props.put("password", "…")`); a subscript (`os.environ["API_KEY"] = "…"`); a typed
 //! declaration (`const API_KEY: &str = "…"`, `var apiToken string = "…"`); a Terraform variable's
-//! `default`; and `name: X` / `value: Y` pairs.
+//! `default`; `name: X` / `value: Y` pairs; and a space-separated setting alone on its line
+//! (`password …` in `.netrc`, `requirepass …`).
 //!
 //! Guarantees: every look past the key is bounded (a line, or a block up to its first brace), so
 //! a key name costs at most a constant more than its own length, and the scan stays linear.
@@ -12,6 +13,7 @@
 
 use super::Scan;
 use super::lex::skip_blanks;
+use super::names::is_qualifier;
 
 /// How the value was introduced.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -103,8 +105,11 @@ impl Scan<'_> {
             } else if flag && spaces_before > 0 && after_key == end {
                 (0, Sep::Other)
             } else if spaces_before > 0 && after_key == end {
-                // `var apiToken string = "…"`.
-                return self.typed_equals(i).or_else(|| self.value_pair(after_key));
+                // `var apiToken string = "…"`, `requirepass …`.
+                return self
+                    .typed_equals(i)
+                    .or_else(|| self.space_setting(key_start, end, i))
+                    .or_else(|| self.value_pair(after_key));
             } else {
                 return self.value_pair(after_key);
             };
@@ -130,6 +135,34 @@ impl Scan<'_> {
             return None;
         }
         Some((skip_blanks(b, i + 1), Sep::SpacedEquals))
+    }
+
+    /// A space-separated setting on a line of its own, read one line at a time: a `.netrc`
+    /// `password`, redis.conf `requirepass` / `masterauth`, slapd `rootpw`, nslcd `bindpw`, then
+    /// one word to the end of the line, at `at`. "password required" is prose: a word that
+    /// qualifies the keyword is no value.
+    fn space_setting(&self, key_start: usize, key_end: usize, at: usize) -> Option<(usize, Sep)> {
+        const KEYWORDS: &[&str] = &[
+            "bindpw",
+            "masterauth",
+            "passwd",
+            "password",
+            "requirepass",
+            "rootpw",
+        ];
+        let key = &self.text[key_start..key_end];
+        if !KEYWORDS.contains(&key) || !self.starts_line(key_start) {
+            return None;
+        }
+        // One line holds one key that starts it, so this look to the line's end is paid once.
+        let b = self.bytes;
+        let word_end = b[at..]
+            .iter()
+            .position(u8::is_ascii_whitespace)
+            .map_or(b.len(), |p| at + p);
+        let ends_line = matches!(b.get(skip_blanks(b, word_end)), None | Some(b'\n' | b'\r'));
+        let word = self.text[at..word_end].to_ascii_lowercase();
+        (word_end > at && ends_line && !is_qualifier(&word)).then_some((at, Sep::Other))
     }
 
     /// The value of a markup element named by the key: `<password>…`, `<ns:password a="b">…`,

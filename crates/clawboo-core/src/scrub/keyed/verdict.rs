@@ -125,11 +125,13 @@ pub(super) fn value_is_secret(
     match strength {
         Strength::Password => len >= 4,
         Strength::Token => len >= 8 && !(v.bytes().all(|c| c.is_ascii_digit()) && len < 12),
+        // `key="ClearTextPassword"` (a NuGet.Config entry): a name in words is not a key.
         _ => {
-            // `key="ClearTextPassword"` (a NuGet.Config entry): a name in words is not a key.
-            let a_name = v.bytes().all(|c| c.is_ascii_alphabetic()) && reads_as_words(v);
             looks_random(v, 16)
-                || len >= 16 && entropy(v) >= 3.5 && !is_uuid(v) && !a_name
+                || len >= 16
+                    && entropy(v) >= 3.5
+                    && !is_uuid(v)
+                    && !(v.bytes().all(|c| c.is_ascii_alphabetic()) && reads_as_words(v))
                 || decodes_to_credentials(v)
         }
     }

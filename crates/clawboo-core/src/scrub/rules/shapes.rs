@@ -5,16 +5,15 @@
 //! holds credentials), URL user-info and scheme-less DSNs (Oracle, Go's MySQL driver, Samba's
 //! `user%pass`), CLI flags and statements that carry a password (`curl -u`, `sshpass -p`,
 //! `mysql -p…`, `IDENTIFIED BY`, `ConvertTo-SecureString`, `chpasswd`), basic-auth pairs in code
-//! (`auth=("user", "…")`), `.netrc`, `.pgpass` and Postfix `sasl_passwd` lines, space-separated
-//! password settings (`password …`, `requirepass …`, `bindpw …`), `{SSHA}`-style hashes,
-//! base64-wrapped PEM keys, seed phrases; each with the check that has the last word on a match.
+//! (`auth=("user", "…")`), `.netrc`, `.pgpass` and Postfix `sasl_passwd` lines, `{SSHA}`-style
+//! hashes, base64-wrapped PEM keys, seed phrases; each with the check that has the last word on a
+//! match.
 //!
 //! Guarantees: a check is a pure function of the match, linear in its length (a decode reads at
 //! most a few KB). Must never: hold a real credential; use an unbounded look-back.
 
 use super::{real, token_is_real};
 use crate::scrub::is_secret_key;
-use crate::scrub::keyed::is_qualifier;
 use crate::scrub::value::{decode_base64, is_placeholder, looks_random};
 
 /// A rule with no literal prefix or with a context.
@@ -167,31 +166,12 @@ pub(super) const OTHER: &[RuleSpec] = &[
         needs: &[],
         check: value_not_placeholder,
     },
-    // Space-separated settings, read one line at a time (a lowercase keyword alone before one
-    // value; `password: …` and prose are the keyed rules' business): a `.netrc` `password`
-    // line, whose value must not be a word that qualifies it (`password required`) ...
-    RuleSpec {
-        kind: "netrc-password-line",
-        pattern: r"(?m)^[ \t]*(?:password|passwd)[ \t]+(\S+)[ \t]*\r?$",
-        group: 1,
-        needs: &["passw"],
-        check: netrc_password,
-    },
-    // ... and redis.conf `requirepass` / `masterauth`, slapd `rootpw`, nslcd `bindpw`, which are
-    // no English words.
-    RuleSpec {
-        kind: "space-separated-password",
-        pattern: r"(?m)^[ \t]*(?:requirepass|masterauth|rootpw|bindpw)[ \t]+(\S+)[ \t]*\r?$",
-        group: 1,
-        needs: &["requirepass", "masterauth", "rootpw", "bindpw"],
-        check: value_not_placeholder,
-    },
     // HTTP basic auth in code: `auth=("user", "password")`, `HTTPBasicAuth('user', '…')`.
     RuleSpec {
         kind: "basic-auth-pair",
         pattern: r#"(?:\bauth[ \t]*=[ \t]*\(|\b(?:HTTPBasicAuth|HTTPDigestAuth|BasicAuth|auth)\()[ \t]*(?:'[^'\n]*'|"[^"\n]*")[ \t]*,[ \t]*('[^'\n]*'|"[^"\n]*")"#,
         group: 1,
-        needs: &["auth", "Auth"],
+        needs: &["auth=", "auth =", "auth(", "Auth("],
         check: value_not_placeholder,
     },
     // `echo 'user:password' | chpasswd`.
@@ -389,11 +369,6 @@ fn looks_random_16(v: &str) -> bool {
 
 fn value_not_placeholder(v: &str) -> bool {
     !is_placeholder(v.trim_matches(['\'', '"']))
-}
-
-/// A `.netrc` password, not a word that qualifies the keyword (`password required`).
-fn netrc_password(v: &str) -> bool {
-    value_not_placeholder(v) && !is_qualifier(&v.to_ascii_lowercase())
 }
 
 fn url_password(userinfo: &str) -> bool {
