@@ -422,19 +422,23 @@ pub fn seed_facts<'a>(
     })
 }
 
-/// Reads a [`Fact`] from a row selected with [`fact_columns!`].
+/// How many columns [`fact_columns!`] selects (a statement's own columns follow them).
+const FACT_COLUMNS: usize = 9;
+
+/// Reads a [`Fact`] from a row whose first columns are [`fact_columns!`]'s, by position (a search
+/// reads hundreds of candidate rows, and a lookup by name compares every column's name).
 fn fact_from_row(row: &Row<'_>) -> rusqlite::Result<Fact> {
-    let tags: String = row.get("tags")?;
+    let tags: String = row.get(3)?;
     Ok(Fact {
-        id: row.get("id")?,
-        title: row.get("title")?,
-        content: row.get("content")?,
+        id: row.get(0)?,
+        title: row.get(1)?,
+        content: row.get(2)?,
         tags: parse_tags(&tags),
-        scope_agent_id: row.get("scope_agent_id")?,
-        scope_team_id: row.get("scope_team_id")?,
-        tenant_id: row.get("tenant_id")?,
-        created_at: row.get("created_at")?,
-        updated_at: row.get("updated_at")?,
+        scope_agent_id: row.get(4)?,
+        scope_team_id: row.get(5)?,
+        tenant_id: row.get(6)?,
+        created_at: row.get(7)?,
+        updated_at: row.get(8)?,
     })
 }
 

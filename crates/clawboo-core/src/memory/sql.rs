@@ -1,6 +1,7 @@
 //! The memory store's SQL: the schema (the reference's tables, our full-text indexes and the
 //! triggers that keep them) and the fragments every read shares (the scope filter, the column
-//! lists that `fact_from_row` / `procedure_from_row` read by name, the newest-version filter).
+//! lists that `fact_from_row` reads by position and `procedure_from_row` by name, the
+//! newest-version filter).
 //!
 //! Must never: hold a query built from input; every fragment is a literal with named parameters.
 
@@ -115,7 +116,8 @@ macro_rules! scope_filter {
     };
 }
 
-/// The columns of a [`Fact`], named as [`fact_from_row`] reads them, from a table aliased `m`.
+/// The columns of a [`Fact`], from a table aliased `m`, in the order [`fact_from_row`] reads them:
+/// they open every `SELECT` it reads (`FACT_COLUMNS` of them).
 macro_rules! fact_columns {
     () => {
         "m.id AS id, m.title AS title, m.content AS content, m.tags AS tags, \

@@ -13,7 +13,11 @@
 //!    shortlisted, those that say it as the query does;
 //! 3. when some present term is common: the facts holding every present term, then (with three
 //!    present terms or more) those holding all but one of them, newest first: a query often has
-//!    a word its fact lacks (a question's "why", a word in another form);
+//!    a word its fact lacks (a question's "why", a word in another form). The all-but-one
+//!    sources are read only when fewer facts than a source may read hold every term: a fact
+//!    lacking a term mostly scores below one holding them all (BM25 adds a positive share per term
+//!    held), so when enough hold every term, those that lack one seldom reach the top; each
+//!    such source is an `AND` over long row lists, the costliest read of a query;
 //! 4. when no term is rare and the query has two words or more: the whole query as a phrase (stop
 //!    words included), newest first;
 //! 5. when no term is rare: the facts holding any common term, newest first.
@@ -59,6 +63,18 @@ pub(super) struct Term {
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Source {
     pub(super) expression: String,
+    /// Read only when the every-word source before it found fewer facts than it may read: a
+    /// source of facts lacking a word (all but one present term).
+    pub(super) lacks_a_word: bool,
+}
+
+impl Source {
+    fn of(expression: String) -> Self {
+        Self {
+            expression,
+            lacks_a_word: false,
+        }
+    }
 }
 
 /// A planned query.
@@ -217,17 +233,13 @@ fn sources(plan: &Plan) -> Vec<Source> {
         .map(|(said, _)| phrase(said))
         .collect();
     if !pairs.is_empty() {
-        sources.push(Source {
-            expression: pairs.join(" OR "),
-        });
+        sources.push(Source::of(pairs.join(" OR ")));
     }
     if common.is_empty() {
         return sources;
     }
     if present.len() >= 2 {
-        sources.push(Source {
-            expression: all_of(&present),
-        });
+        sources.push(Source::of(all_of(&present)));
     }
     if (3..=MAX_LEFT_OUT).contains(&present.len()) {
         for left_out in 0..present.len() {
@@ -239,18 +251,17 @@ fn sources(plan: &Plan) -> Vec<Source> {
                 .collect();
             sources.push(Source {
                 expression: all_of(&others),
+                lacks_a_word: true,
             });
         }
     }
     if rare.is_empty() {
         if (2..=MAX_PHRASE_WORDS).contains(&plan.said.len()) {
-            sources.push(Source {
-                expression: phrase(&plan.said),
-            });
+            sources.push(Source::of(phrase(&plan.said)));
         }
-        sources.push(Source {
-            expression: any_of(&common[..common.len().min(MAX_COMMON_TERMS)]),
-        });
+        sources.push(Source::of(any_of(
+            &common[..common.len().min(MAX_COMMON_TERMS)],
+        )));
     }
     sources
 }
@@ -300,6 +311,37 @@ mod tests {
                 r#""file deployed""#,
                 r#"("file") AND ("deployed" OR "deployment")"#
             ]
+        );
+    }
+
+    #[test]
+    fn facts_lacking_one_word_are_a_source_read_only_after_the_every_word_source() {
+        let said = query::words("why does the deploy lock fail");
+        let plan = Plan {
+            words: said.iter().map(|w| stem::key(w)).collect(),
+            said,
+            terms: vec![
+                term("deploy", 5_000),
+                term("lock", 4_000),
+                term("fail", 3_000),
+            ],
+            total: 100_000,
+            common: 1_000,
+            sources: Vec::new(),
+            any: None,
+        };
+        let read: Vec<(String, bool)> = sources(&plan)
+            .into_iter()
+            .map(|s| (s.expression, s.lacks_a_word))
+            .collect();
+        assert_eq!(
+            read[0],
+            (all_of(&plan.terms.iter().collect::<Vec<_>>()), false)
+        );
+        assert_eq!(read[1..4].iter().filter(|(_, lacks)| *lacks).count(), 3);
+        assert!(
+            read[1].0.contains("lock") && !read[1].0.contains("deploy"),
+            "{read:?}"
         );
     }
 

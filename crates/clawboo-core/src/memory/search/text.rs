@@ -17,8 +17,8 @@ use rusqlite::types::Value as SqlValue;
 
 use super::super::embed::from_blob;
 use super::super::{
-    Entry, MemoryError, ReadScope, fact_columns, fact_from_row, latest_procedure_only,
-    procedure_columns, procedure_from_row, scope_filter,
+    Entry, FACT_COLUMNS, MemoryError, ReadScope, fact_columns, fact_from_row,
+    latest_procedure_only, procedure_columns, procedure_from_row, scope_filter,
 };
 use super::plan::{Plan, Source, plan};
 use super::rank::{Scorer, TITLE_WEIGHT, Words, shortlist};
@@ -86,8 +86,17 @@ pub(super) fn candidates(
         scope,
         model,
     )?);
+    // Whether the last source other than an all-but-one source found as many facts as it reads.
+    let mut full = false;
     for source in &plan.sources {
-        keep(source_matches(conn, source, cap.max(POOL), scope, model)?);
+        if source.lacks_a_word && full {
+            continue;
+        }
+        let matched = source_matches(conn, source, cap.max(POOL), scope, model)?;
+        if !source.lacks_a_word {
+            full = matched.len() >= cap.max(POOL) as usize;
+        }
+        keep(matched);
     }
     if let Some(any) = &plan.any {
         keep(procedure_matches(conn, any, cap.max(POOL), scope)?);
@@ -244,10 +253,11 @@ fn procedure_matches(
 
 /// A fact match from a row of [`facts_by_rowid`] or [`source_matches`].
 fn fact_match(r: &rusqlite::Row<'_>) -> rusqlite::Result<Matched> {
-    let same_model_blob: Option<Vec<u8>> = r.get("same_model_embedding")?;
+    // The statements select `rowid` and `same_model_embedding` right after the fact's columns.
+    let same_model_blob: Option<Vec<u8>> = r.get(FACT_COLUMNS + 1)?;
     Ok(Matched {
         entry: Entry::Fact(fact_from_row(r)?),
-        rowid: r.get("rowid")?,
+        rowid: r.get(FACT_COLUMNS)?,
         vector: same_model_blob.as_deref().and_then(from_blob),
     })
 }
