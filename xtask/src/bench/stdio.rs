@@ -264,11 +264,16 @@ pub fn peak_rss(subject: &Subject, bin: &str) -> anyhow::Result<Option<f64>> {
     if let Some(failed) = server.call_pipelined(&calls).iter().find(|r| r.is_error) {
         bail!("{bin} {tool} failed: {}", failed.text());
     }
-    let status = std::fs::read_to_string(format!("/proc/{}/status", server.pid())).ok();
+    let peak = peak_rss_kib(server.pid());
     server.close();
-    Ok(status.and_then(|s| {
-        s.lines()
-            .find_map(|l| l.strip_prefix("VmHWM:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-    }))
+    Ok(peak)
+}
+
+/// The peak resident set of process `pid` so far (`VmHWM` of `/proc/<pid>/status`), in KiB.
+pub fn peak_rss_kib(pid: u32) -> Option<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
 }
