@@ -22,7 +22,9 @@
 //!   in the full run; the quick run's window is shorter than that, so its host runs with a 2 s
 //!   deadline (`--request-timeout 2`), which its row names.
 //!
-//! Setup (tokens, sessions, tasks) happens on each agent's thread before the clock starts.
+//! Setup happens before the clock starts: the agents' tasks are written to the store before the
+//! host starts (the board's guard against runaway agents refuses a burst of root tasks from
+//! tools), then each agent opens its connection and sessions on its own thread.
 //!
 //! Owns: those workloads. Must never: reach beyond loopback, or assert on a time (an error count
 //! is printed, never a panic).
@@ -35,6 +37,8 @@ use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use clawboo_core::Db;
+use clawboo_core::internal::board::{self, NewTask};
 use clawboo_tests::http::Host;
 use clawboo_tests::{Rng, TempDir};
 use serde_json::{Value, json};
@@ -181,6 +185,20 @@ fn push_rows(rows: &mut Vec<(String, &'static str, f64)>, name: &str, outcome: &
 fn phase(sizes: &Sizes, abusers: usize) -> anyhow::Result<Outcome> {
     let dir = TempDir::new("bench-load");
     let (file, tokens) = tokens_file(&dir, sizes.agents)?;
+    let tasks = {
+        let db = Db::open(&dir.db_path())?;
+        let conn = db.conn();
+        (0..sizes.agents)
+            .map(|n| {
+                let new = NewTask {
+                    title: format!("agent-{n}'s work"),
+                    team_id: Some(team_of(n)),
+                    ..NewTask::default()
+                };
+                board::insert(&conn, &new).map(|t| t.id)
+            })
+            .collect::<Result<Vec<_>, _>>()?
+    };
     let file = file.to_str().context("a temp path that is not UTF-8")?;
     let mut args = vec!["--all", "--tokens-file", file];
     if let (Some(secs), true) = (sizes.request_timeout, abusers > 0) {
@@ -198,11 +216,12 @@ fn phase(sizes: &Sizes, abusers: usize) -> anyhow::Result<Outcome> {
         }
         let agents: Vec<_> = tokens
             .iter()
+            .zip(&tasks)
             .enumerate()
-            .map(|(n, token)| {
+            .map(|(n, (token, task))| {
                 let (addr, start, stop, first_error) = (&host.addr, &start, &stop, &first_error);
                 scope.spawn(move || {
-                    let agent = Agent::join(addr, n, token);
+                    let agent = Agent::join(addr, n, token, task);
                     start.wait();
                     match agent {
                         Ok(mut agent) => agent.work(stop, first_error),
@@ -272,6 +291,11 @@ fn tokens_file(dir: &TempDir, agents: usize) -> anyhow::Result<(PathBuf, Vec<Str
     Ok((path, tokens))
 }
 
+/// The team of agent `n`.
+fn team_of(n: usize) -> String {
+    format!("team-{}", n % TEAMS)
+}
+
 /// Records `error` as the first one, unless one is already there.
 fn note(first: &Mutex<Option<String>>, error: String) {
     first
@@ -295,28 +319,20 @@ struct Agent {
 }
 
 impl Agent {
-    /// Connects as agent `n` with `token`, opens its sessions and creates its task.
-    fn join(addr: &str, n: usize, token: &str) -> anyhow::Result<Self> {
+    /// Connects as agent `n` with `token` and opens its sessions; `task` is its task's id.
+    fn join(addr: &str, n: usize, token: &str, task: &str) -> anyhow::Result<Self> {
         let mut client = HttpClient::open(addr, Some(token))?;
         let tasks = client.session("/api/mcp/tasks")?;
         let teamchat = client.session("/api/mcp/teamchat")?;
         let memory = client.session("/api/mcp/memory")?;
-        let team = format!("team-{}", n % TEAMS);
-        let task = client.call(
-            &tasks,
-            "create_task",
-            &json!({"title": format!("agent-{n}'s work"), "teamId": team}),
-        )?;
-        let task: Value =
-            serde_json::from_str(task["content"][0]["text"].as_str().unwrap_or("{}"))?;
         Ok(Self {
             name: format!("agent-{n}"),
-            team,
+            team: team_of(n),
             client,
             tasks,
             teamchat,
             memory,
-            task_id: task["id"].clone(),
+            task_id: Value::from(task),
             holding: false,
             next_seq: 0,
             rng: Rng::new(n as u64 + 1),
