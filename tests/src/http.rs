@@ -1,11 +1,13 @@
 //! A client for the HTTP host (`<bin> serve`): start it on a free loopback port, send HTTP/1.1
-//! requests over a plain `TcpStream` (one connection per request, `Connection: close`), and speak
-//! MCP over Streamable HTTP (JSON POSTs answered as JSON or as a Server-Sent Events stream).
+//! requests over a plain `TcpStream` (one connection per request, `Connection: close`, or a
+//! kept-alive [`Connection`] as real MCP clients hold), and speak MCP over Streamable HTTP (JSON
+//! POSTs answered as JSON or as a Server-Sent Events stream).
 //!
-//! Owns: the host process of a test (ended on drop, by its own pid), chunked decoding, SSE parsing.
+//! Owns: the host process of a test (ended on drop, by its own pid), response framing
+//! (`Content-Length`, chunked, until close), SSE parsing.
 //! Must never: reach beyond loopback.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Stdio};
@@ -325,21 +327,11 @@ pub fn parse_response(raw: &[u8]) -> Reply {
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
         .unwrap_or_else(|| panic!("no HTTP head in {:?}", String::from_utf8_lossy(raw)));
-    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
-    let mut lines = head.split("\r\n");
-    let status = lines
-        .next()
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("bad status line in {head}"));
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
-        .collect();
+    let head = String::from_utf8_lossy(&raw[..split]);
+    let (status, headers) =
+        parse_head(&head).unwrap_or_else(|| panic!("bad status line in {head}"));
     let payload = &raw[split + 4..];
-    let chunked = headers
-        .iter()
-        .any(|(k, v)| k == "transfer-encoding" && v.eq_ignore_ascii_case("chunked"));
+    let chunked = is_chunked(&headers);
     let body = if chunked {
         dechunk(payload)
     } else {
@@ -349,6 +341,143 @@ pub fn parse_response(raw: &[u8]) -> Reply {
         status,
         headers,
         body: String::from_utf8_lossy(&body).into_owned(),
+    }
+}
+
+/// The status and the (lower-cased) headers of a response head, without its blank line; `None`
+/// when the status line is not one.
+fn parse_head(head: &str) -> Option<(u16, Vec<(String, String)>)> {
+    let mut lines = head.split("\r\n");
+    let status = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|s| s.parse().ok())?;
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    Some((status, headers))
+}
+
+fn is_chunked(headers: &[(String, String)]) -> bool {
+    headers
+        .iter()
+        .any(|(k, v)| k == "transfer-encoding" && v.eq_ignore_ascii_case("chunked"))
+}
+
+/// One kept-alive HTTP/1.1 connection to a host, as every real MCP client holds one: requests go
+/// one after another on the same TCP stream and each response is read by its own framing
+/// (`Content-Length`, chunked, or until the host closes). Nothing panics: an I/O error or a
+/// response that cannot be parsed is an `Err`, after which the connection is not to be reused.
+pub struct Connection {
+    addr: String,
+    reader: BufReader<TcpStream>,
+    /// Whether the host said it closes the connection after its last response.
+    closed: bool,
+}
+
+impl Connection {
+    /// Connects to `addr` (`127.0.0.1:<port>`), with [`REPLY_DEADLINE`] on every read.
+    pub fn open(addr: &str) -> std::io::Result<Self> {
+        let stream = TcpStream::connect(addr)?;
+        stream.set_read_timeout(Some(REPLY_DEADLINE))?;
+        stream.set_nodelay(true)?;
+        Ok(Self {
+            addr: addr.to_owned(),
+            reader: BufReader::new(stream),
+            closed: false,
+        })
+    }
+
+    /// Sends one request with `Host` and `headers` (a `Content-Length` is added) and reads its
+    /// whole response. Fails when the host closed the connection after an earlier response.
+    pub fn send(
+        &mut self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> std::io::Result<Reply> {
+        if self.closed {
+            return Err(std::io::Error::new(
+                ErrorKind::NotConnected,
+                "the host closed this connection after its last response",
+            ));
+        }
+        let mut request = format!("{method} {path} HTTP/1.1\r\nHost: {}\r\n", self.addr);
+        for (k, v) in headers {
+            request.push_str(&format!("{k}: {v}\r\n"));
+        }
+        request.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
+        let mut bytes = request.into_bytes();
+        bytes.extend_from_slice(body);
+        self.reader.get_mut().write_all(&bytes)?;
+        self.read_reply()
+    }
+
+    fn read_reply(&mut self) -> std::io::Result<Reply> {
+        let invalid = |what: String| std::io::Error::new(ErrorKind::InvalidData, what);
+        let mut head = String::new();
+        loop {
+            let start = head.len();
+            if self.reader.read_line(&mut head)? == 0 {
+                return Err(std::io::Error::new(
+                    ErrorKind::UnexpectedEof,
+                    "the host closed the connection before answering",
+                ));
+            }
+            if head[start..] == *"\r\n" {
+                break;
+            }
+        }
+        let (status, headers) = parse_head(head.trim_end())
+            .ok_or_else(|| invalid(format!("bad status line in {head:?}")))?;
+        let header = |name: &str| {
+            headers
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.as_str())
+        };
+        self.closed = header("connection").is_some_and(|v| v.eq_ignore_ascii_case("close"));
+        let mut body = Vec::new();
+        if is_chunked(&headers) {
+            let mut line = String::new();
+            loop {
+                line.clear();
+                self.reader.read_line(&mut line)?;
+                let size = line.split(';').next().unwrap_or_default().trim();
+                let size = usize::from_str_radix(size, 16)
+                    .map_err(|_| invalid(format!("bad chunk size {line:?}")))?;
+                if size == 0 {
+                    // The trailer (the host sends none) ends with a blank line.
+                    loop {
+                        line.clear();
+                        if self.reader.read_line(&mut line)? == 0 || line == "\r\n" {
+                            break;
+                        }
+                    }
+                    break;
+                }
+                let start = body.len();
+                body.resize(start + size + 2, 0);
+                self.reader.read_exact(&mut body[start..])?;
+                body.truncate(start + size);
+            }
+        } else if let Some(length) = header("content-length") {
+            let length: usize = length
+                .parse()
+                .map_err(|_| invalid(format!("bad Content-Length {length:?}")))?;
+            body.resize(length, 0);
+            self.reader.read_exact(&mut body)?;
+        } else if !(status == 204 || status == 304 || (100..200).contains(&status)) {
+            self.reader.read_to_end(&mut body)?;
+            self.closed = true;
+        }
+        Ok(Reply {
+            status,
+            headers,
+            body: String::from_utf8_lossy(&body).into_owned(),
+        })
     }
 }
 

@@ -50,12 +50,13 @@ const VERBS: [Verb; 6] = [
     },
     Verb {
         name: "bench",
-        synopsis: "[--quick] [--memory] [--vs 'COMMAND']...",
+        synopsis: "[--quick] [--memory | --http] [--vs 'COMMAND']...",
         about: "whole-process benchmarks over stdio with the release bins (cold start, round\n\
-                trips, 16 sessions over HTTP vs 16 stdio processes, an 8-process claim race,\n\
-                memory search at 10k/100k facts, peak RSS, scrubber MB/s, the vector index);\n\
+                trips, 16 sessions over HTTP vs 16 stdio processes, the Python SDK's round trips,\n\
+                200 agents on one host calm and abused, an 8-process claim race, memory search at\n\
+                10k/100k facts, peak RSS, scrubber MB/s, the vector index);\n\
                 --quick for a smoke run (no million-fact store), --memory for the memory_search rows\n\
-                only, --vs 'COMMAND' to compare another stdio server",
+                only, --http for the HTTP rows only, --vs 'COMMAND' to compare another stdio server",
         run: bench_verb,
     },
     Verb {
@@ -98,20 +99,21 @@ fn flags(mut args: Args, allowed: &[&'static str]) -> anyhow::Result<Vec<&'stati
     Ok(on)
 }
 
-/// `bench [--quick] [--memory] [--vs 'COMMAND']...`.
+/// `bench [--quick] [--memory | --http] [--vs 'COMMAND']...`.
 fn bench_verb(mut args: Args) -> anyhow::Result<()> {
     let mut quick = false;
-    let mut memory_only = false;
+    let mut part = bench::Part::All;
     let mut vs = Vec::new();
     while let Some(word) = args.next_word()? {
         match &word {
             Word::Flag(flag) if flag == "--quick" => quick = true,
-            Word::Flag(flag) if flag == "--memory" => memory_only = true,
+            Word::Flag(flag) if flag == "--memory" => part = bench::Part::Memory,
+            Word::Flag(flag) if flag == "--http" => part = bench::Part::Http,
             Word::Flag(flag) if flag == "--vs" => vs.push(args.value()?),
             _ => return Err(word.unexpected().into()),
         }
     }
-    bench::run(quick, memory_only, vs)
+    bench::run(quick, part, vs)
 }
 
 /// xtask's `--help`: every verb.

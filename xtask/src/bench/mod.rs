@@ -8,23 +8,27 @@
 //! `memory_save` rate and memory search on a realistic corpus (latency, recall@10 per kind of
 //! query, the first query of a fresh process, vector and hybrid, and a million facts); the
 //! scrubber's throughput
-//! ([`scrub`]); ClawBrain's search and store ([`clawbrain`]); 16 sessions
-//! over HTTP against 16 stdio processes ([`http`]); the CPU of a host with 100 waiting subscribers
-//! and the wake-up latency of a waiting call ([`wait`]); the vector index at 100k and 1M facts, the
-//! first query of a fresh process, and paraphrase recall ([`vectors`]). Prints a table and writes
+//! ([`scrub`]); ClawBrain's search and store ([`clawbrain`]); `get_task` over HTTP, one session and
+//! 16 sessions (kept-alive connections, and a connection per call) against 16 stdio processes
+//! ([`http`]); the same round trips driven by the official Python SDK over stdio and HTTP
+//! ([`sdk`]); the CPU of a host with 100 waiting subscribers and the wake-up latency of a waiting
+//! call ([`wait`]); a team of 200 agents with their own tokens on one host, calm and under 50
+//! abusive connections ([`load`]); the vector index at 100k and 1M facts, the first query of a
+//! fresh process, and paraphrase recall ([`vectors`]). Prints a table and writes
 //! `target/bench/bench.json`. `cargo xtask bench-vectors [--quick]` runs the vector rows alone.
 //!
 //! `--vs 'COMMAND'` (repeatable) runs a comparison stdio MCP server (e.g. the reference's bin) in the
 //! same invocation, alternating runs with ours, on the same database files, for every benchmark
 //! whose tools it lists, and prints the ratios. `--quick` shrinks every workload for a smoke run
 //! (and leaves out the million facts). `--memory` runs the memory search rows only (the vector
-//! index's included).
+//! index's included), `--http` the HTTP rows only (`get_task` over HTTP and stdio, the Python
+//! SDK's, the load).
 //!
 //! This module runs the benchmarks and reports them (the table and `bench.json`); the workloads
 //! live beside it: `stdio` (cold start, round trips, the claim race, peak RSS), `facts` (the
 //! synthetic memory worst case), `corpus` (the realistic corpus and its queries), `realistic` (the
 //! rows over it, or over any corpus of facts and queries-with-kinds), `vectors` (the vector index),
-//! `http`, `clawbrain`, `scrub`, `wait`.
+//! `http`, `sdk`, `load`, `clawbrain`, `scrub`, `wait`.
 //!
 //! Must never: assert on a time; a benchmark reports, tests decide.
 
@@ -42,8 +46,10 @@ mod console;
 mod corpus;
 mod facts;
 mod http;
+mod load;
 mod realistic;
 pub mod scrub;
+mod sdk;
 mod stdio;
 mod vectors;
 mod wait;
@@ -155,10 +161,21 @@ impl Row {
     }
 }
 
-/// `cargo xtask bench [--quick] [--memory] [--vs 'COMMAND']...` (the flags read by `main`):
-/// `quick` shrinks every workload, `memory_only` runs only the memory_search rows, each of `vs` is
-/// a comparison server's command.
-pub fn run(quick: bool, memory_only: bool, vs: Vec<String>) -> anyhow::Result<()> {
+/// Which rows a run measures.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// Every row.
+    All,
+    /// The memory_search rows (`--memory`).
+    Memory,
+    /// The HTTP rows: `get_task` over HTTP and stdio, the Python SDK's, the load (`--http`).
+    Http,
+}
+
+/// `cargo xtask bench [--quick] [--memory | --http] [--vs 'COMMAND']...` (the flags read by
+/// `main`): `quick` shrinks every workload, `part` picks the rows, each of `vs` is a comparison
+/// server's command.
+pub fn run(quick: bool, part: Part, vs: Vec<String>) -> anyhow::Result<()> {
     let vs: Vec<Subject> = vs.into_iter().map(Subject::Vs).collect();
     probe::build_bins("release")?;
     let sizes = Sizes::new(quick);
@@ -167,8 +184,14 @@ pub fn run(quick: bool, memory_only: bool, vs: Vec<String>) -> anyhow::Result<()
     let started = Instant::now();
     let mut rows = Vec::new();
 
+    if part == Part::Http {
+        http_rows(&subjects, &sizes, quick, &mut rows)?;
+        return report(&subjects, &rows, started);
+    }
+    let memory_only = part == Part::Memory;
     if !memory_only {
         server_rows(&subjects, &sizes, &mut rows)?;
+        http_rows(&subjects, &sizes, quick, &mut rows)?;
     }
     for &count in &sizes.fact_counts {
         let dir = TempDir::new("bench-facts");
@@ -207,8 +230,13 @@ pub fn run(quick: bool, memory_only: bool, vs: Vec<String>) -> anyhow::Result<()
         }
     }
 
-    print_table(&subjects, &rows);
-    let path = write_json(&subjects, &rows)?;
+    report(&subjects, &rows, started)
+}
+
+/// Prints the table and writes `bench.json`.
+fn report(subjects: &[Subject], rows: &[Row], started: Instant) -> anyhow::Result<()> {
+    print_table(subjects, rows);
+    let path = write_json(subjects, rows)?;
     println!(
         "\nwrote {} in {:.0} s",
         path.display(),
@@ -227,8 +255,7 @@ pub fn vectors_only(quick: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Cold starts, `get_task` round trips (one session, HTTP sessions, stdio processes) and the
-/// claim race.
+/// Cold starts, `get_task` round trips on one session and the claim race.
 fn server_rows(subjects: &[Subject], sizes: &Sizes, rows: &mut Vec<Row>) -> anyhow::Result<()> {
     for bin in probe::bins() {
         let tool = first_tool_of(bin)?;
@@ -247,16 +274,57 @@ fn server_rows(subjects: &[Subject], sizes: &Sizes, rows: &mut Vec<Row>) -> anyh
         sizes.round_trip_runs,
         |s| get_task_rate(s, sizes.round_trip_calls),
     )?);
+    rows.push(measure(
+        subjects,
+        &format!("claims, {RACERS} processes x {} tasks", sizes.race_tasks),
+        "claims/s",
+        sizes.race_runs,
+        |s| race(s, sizes.race_tasks),
+    )?);
+    Ok(())
+}
+
+/// `get_task` over HTTP (one session; 16 sessions kept-alive and connecting per call) beside 16
+/// stdio processes, the Python SDK's round trips over stdio and HTTP, and the host under a team's
+/// load, calm and abused.
+fn http_rows(
+    subjects: &[Subject],
+    sizes: &Sizes,
+    quick: bool,
+    rows: &mut Vec<Row>,
+) -> anyhow::Result<()> {
+    // HTTP is ours (a comparison server is a stdio command).
+    let ours_only = |s: &Subject, figure: &dyn Fn() -> anyhow::Result<Option<f64>>| match s {
+        Subject::Ours => figure(),
+        Subject::Vs(_) => Ok(None),
+    };
+    rows.push(measure(
+        subjects,
+        "get_task round trips, one HTTP session (kept-alive)",
+        "calls/s",
+        sizes.round_trip_runs,
+        |s| ours_only(s, &|| http::http_round_trips(sizes.round_trip_calls)),
+    )?);
+    for (name, unit, value) in sdk::rows((sizes.round_trip_calls / 4).max(100))? {
+        rows.push(Row::ours_only(subjects, name, unit, value));
+    }
     let per_session = (sizes.round_trip_calls / 10).max(10);
     rows.push(measure(
         subjects,
-        &format!("get_task, {} HTTP sessions", http::SESSIONS),
+        &format!("get_task, {} HTTP sessions (kept-alive)", http::SESSIONS),
         "calls/s",
         sizes.round_trip_runs,
-        |s| match s {
-            Subject::Ours => http::http_rate(per_session),
-            Subject::Vs(_) => Ok(None),
-        },
+        |s| ours_only(s, &|| http::http_rate(per_session)),
+    )?);
+    rows.push(measure(
+        subjects,
+        &format!(
+            "get_task, {} HTTP sessions (a connection per call)",
+            http::SESSIONS
+        ),
+        "calls/s",
+        sizes.round_trip_runs,
+        |s| ours_only(s, &|| http::http_rate_connect_per_call(per_session)),
     )?);
     rows.push(measure(
         subjects,
@@ -265,13 +333,10 @@ fn server_rows(subjects: &[Subject], sizes: &Sizes, rows: &mut Vec<Row>) -> anyh
         sizes.round_trip_runs,
         |s| http::stdio_rate(|db| s.spawn("clawboo-mcp-tasks", db), per_session),
     )?);
-    rows.push(measure(
-        subjects,
-        &format!("claims, {RACERS} processes x {} tasks", sizes.race_tasks),
-        "claims/s",
-        sizes.race_runs,
-        |s| race(s, sizes.race_tasks),
-    )?);
+    // The host under a team's load, then under abuse, is ours.
+    for (name, unit, value) in load::rows(quick)? {
+        rows.push(Row::ours_only(subjects, name, unit, Some(value)));
+    }
     Ok(())
 }
 

@@ -23,7 +23,8 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
-    ListPromptsResult, ListToolsResult, PaginatedRequestParams, ServerConfig,
+    ListPromptsResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerConfig,
+    ServerResult,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -49,6 +50,12 @@ trait ErasedServer: Send + Sync {
         request: CallToolRequestParams,
         context: Context,
     ) -> BoxFuture<'_, Result<CallToolResponse, ErrorData>>;
+    fn answers_inline(&self, request: &CallToolRequestParams) -> bool;
+    fn call_inline(
+        &self,
+        request: CallToolRequestParams,
+        protocol: Option<&ProtocolVersion>,
+    ) -> Result<ServerResult, ErrorData>;
     fn list_prompts(&self) -> ListPromptsResult;
     fn get_prompt(
         &self,
@@ -91,6 +98,18 @@ impl<S: Send + Sync + 'static> ErasedServer for Server<S> {
         context: Context,
     ) -> BoxFuture<'_, Result<CallToolResponse, ErrorData>> {
         Box::pin(self.call_tool_request(request, context))
+    }
+
+    fn answers_inline(&self, request: &CallToolRequestParams) -> bool {
+        Server::answers_inline(self, request)
+    }
+
+    fn call_inline(
+        &self,
+        request: CallToolRequestParams,
+        protocol: Option<&ProtocolVersion>,
+    ) -> Result<ServerResult, ErrorData> {
+        Server::call_inline(self, request, protocol)
     }
 
     fn list_prompts(&self) -> ListPromptsResult {
@@ -201,6 +220,21 @@ impl McpServer {
     /// Ends the session for the server's state: runs its close hooks.
     pub(crate) fn close(&self) {
         self.0.close()
+    }
+
+    /// Whether `request` may be answered with [`McpServer::call_inline`] (`Server::answers_inline`).
+    pub(crate) fn answers_inline(&self, request: &CallToolRequestParams) -> bool {
+        self.0.answers_inline(request)
+    }
+
+    /// Runs a `tools/call` on the calling thread, shaped as rmcp shapes it for a peer on
+    /// `protocol` (`Server::call_inline`).
+    pub(crate) fn call_inline(
+        &self,
+        request: CallToolRequestParams,
+        protocol: Option<&ProtocolVersion>,
+    ) -> Result<ServerResult, ErrorData> {
+        self.0.call_inline(request, protocol)
     }
 
     /// The server as rmcp serves it.

@@ -555,14 +555,16 @@ impl<S: Send + Sync + 'static> Server<S> {
         tool.run(&self.inner.state, args, elicit)
     }
 
-    /// Whether a stdio session may answer this server's `tools/call` on its reader thread
-    /// ([`ServerBuilder::handlers_never_wait`]).
-    fn answers_calls_inline(&self) -> bool {
-        self.inner.handlers_never_wait
+    /// Whether `request` may be answered inline ([`Server::call_inline`]) instead of through
+    /// rmcp's request path: the server's handlers never wait
+    /// ([`ServerBuilder::handlers_never_wait`]), the call carries no `_meta` and does not ask its
+    /// tool to wait ([`Tool::waits_when_given`]). The one rule of the stdio reader and of the
+    /// HTTP service.
+    fn answers_inline(&self, request: &CallToolRequestParams) -> bool {
+        self.inner.handlers_never_wait && request.meta.is_none() && !self.call_may_wait(request)
     }
 
-    /// Whether this call asks its tool to wait ([`Tool::waits_when_given`]), so that it must not
-    /// be answered on a stdio reader thread.
+    /// Whether this call asks its tool to wait ([`Tool::waits_when_given`]).
     fn call_may_wait(&self, request: &CallToolRequestParams) -> bool {
         self.inner
             .tools

@@ -410,14 +410,11 @@ struct InlineCalls<S> {
     protocol: Option<ProtocolVersion>,
     /// `notifications/initialized` was read after rmcp answered `initialize`.
     up: bool,
-    /// This server's handlers never wait: its `tools/call` are answered here.
-    calls: bool,
 }
 
 impl<S: Send + Sync + 'static> InlineCalls<S> {
     fn new(server: Server<S>) -> Self {
         Self {
-            calls: server.answers_calls_inline(),
             server,
             protocol: None,
             up: false,
@@ -442,9 +439,7 @@ impl<S: Send + Sync + 'static> InlineCalls<S> {
                         Taken::Answer(request.id, InlineRequest::Ping)
                     }
                     ClientRequest::CallToolRequest(call)
-                        if self.calls
-                            && call.params.meta.is_none()
-                            && !self.server.call_may_wait(&call.params) =>
+                        if self.server.answers_inline(&call.params) =>
                     {
                         Taken::Answer(request.id, InlineRequest::Call(Box::new(call.params)))
                     }

@@ -22,6 +22,13 @@
 //! equal the `_meta` version; `Mcp-Method`/`Mcp-Name` must match the body when sent) are rmcp's,
 //! answered 400 before any server is built.
 //!
+//! Inline answers (`inline`): once a session is up, a `tools/call` its server may answer inline
+//! (handlers that never wait, no `_meta`, no wait asked for; the stdio reader's rule) whose
+//! request head passes everything rmcp checks is run on the blocking pool and answered as one
+//! `application/json` body, the message rmcp would send; everything else goes through rmcp.
+//! Because those calls never reach rmcp's session, idle sessions are ended here (on the next
+//! request to them, a sweep, or a health count), not by rmcp's timer.
+//!
 //! A DELETE that ends a session is answered `200` with an empty body, not rmcp's `202`: clients
 //! (the official Python SDK among them) take only `200` or `204` as a session ended, and the
 //! reference's TypeScript SDK answers `200`.
@@ -51,6 +58,7 @@ use http::{HeaderMap, Method, Request, Response, StatusCode, header};
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Body;
+use rmcp::model::ProtocolVersion;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{
     SessionManager, StreamableHttpServerConfig, StreamableHttpService,
@@ -58,6 +66,8 @@ use rmcp::transport::streamable_http_server::{
 use serde_json::{Value, json};
 
 use super::erased::{Handler, McpServer};
+
+mod inline;
 
 /// The body of every response [`McpHttpService`] produces.
 pub type HttpBody = BoxBody<Bytes, Infallible>;
@@ -300,6 +310,10 @@ tokio::task_local! {
 struct Tracked {
     server: McpServer,
     last_seen: Instant,
+    /// The protocol version rmcp answered `initialize` with.
+    protocol: Option<ProtocolVersion>,
+    /// rmcp accepted the session's `notifications/initialized`: its calls may be answered inline.
+    up: bool,
 }
 
 struct EndpointImpl {
@@ -309,12 +323,16 @@ struct EndpointImpl {
     sessions: Mutex<HashMap<String, Tracked>>,
     max_sessions: usize,
     max_body_bytes: usize,
+    session_idle: Duration,
+    allowed_hosts: Vec<String>,
 }
 
 impl EndpointImpl {
     fn new(factory: Arc<Factory>, options: &HttpOptions) -> Self {
+        // Idle sessions are ended here ([`EndpointImpl::is_live`]), not by rmcp's own timer: a
+        // call answered inline never reaches rmcp's session, which would count it as idle.
         let mut manager = LocalSessionManager::default();
-        manager.session_config.keep_alive = Some(options.session_idle);
+        manager.session_config.keep_alive = None;
         let manager = Arc::new(manager);
         let config = StreamableHttpServerConfig::default()
             .with_allowed_hosts(options.allowed_hosts.clone())
@@ -339,6 +357,8 @@ impl EndpointImpl {
             sessions: Mutex::new(HashMap::new()),
             max_sessions: options.max_sessions.max(1),
             max_body_bytes: options.max_body_bytes,
+            session_idle: options.session_idle,
+            allowed_hosts: options.allowed_hosts.clone(),
         }
     }
 
@@ -346,8 +366,14 @@ impl EndpointImpl {
         self.sessions.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Whether session `id` is live; one idle for the configured time is ended now.
     async fn is_live(&self, id: &str) -> bool {
-        if !self.tracked().contains_key(id) {
+        let idle = match self.tracked().get(id) {
+            Some(tracked) => tracked.last_seen.elapsed() >= self.session_idle,
+            None => return false,
+        };
+        if idle {
+            self.end_session(id).await;
             return false;
         }
         let live = self
@@ -405,7 +431,48 @@ impl EndpointImpl {
         }
     }
 
+    /// Answers `request` on session `id` inline when it may be ([`inline`]); `None` otherwise.
+    async fn answer_inline(&self, id: &str, request: &Request<Bytes>) -> Option<HttpResponse> {
+        let (server, protocol) = {
+            let tracked = self.tracked();
+            let session = tracked.get(id).filter(|s| s.up)?;
+            (session.server.clone(), session.protocol.clone()?)
+        };
+        if !inline::head_allows(request.headers(), &protocol, &self.allowed_hosts) {
+            return None;
+        }
+        let (request_id, call) = inline::tool_call(request.body())?;
+        if !server.answers_inline(&call) {
+            return None;
+        }
+        Some(inline::answer(server, request_id, call, protocol).await)
+    }
+
+    /// A POST on live session `id`: answered inline when it may be, else by rmcp.
+    async fn post_in_session(&self, id: &str, request: Request<Bytes>) -> HttpResponse {
+        if let Some(response) = self.answer_inline(id, &request).await {
+            return response;
+        }
+        let up = self.tracked().get(id).is_some_and(|s| s.up);
+        let initialized = !up && inline::is_initialized_notification(request.body());
+        let response = self.delegate(request).await;
+        if initialized
+            && response.status() == StatusCode::ACCEPTED
+            && let Some(session) = self.tracked().get_mut(id)
+        {
+            session.up = true;
+        }
+        response
+    }
+
     async fn post(&self, request: Request<Bytes>) -> HttpResponse {
+        if let Some(id) = session_id(&request) {
+            if !self.is_live(&id).await {
+                return session_error(NO_VALID_SESSION);
+            }
+            self.touch(&id);
+            return self.post_in_session(&id, request).await;
+        }
         let message: Value = match serde_json::from_slice(request.body()) {
             Ok(message) => message,
             Err(e) => {
@@ -417,13 +484,6 @@ impl EndpointImpl {
                 );
             }
         };
-        if let Some(id) = session_id(&request) {
-            if !self.is_live(&id).await {
-                return session_error(NO_VALID_SESSION);
-            }
-            self.touch(&id);
-            return self.delegate(request).await;
-        }
         let opens_session = method_of(&message) == Some("initialize");
         if !opens_session && !is_stateless(&message, request.headers()) {
             return session_error(NO_VALID_SESSION);
@@ -454,16 +514,27 @@ impl EndpointImpl {
             .get(SESSION_HEADER)
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
-        if let Some(id) = minted {
-            self.tracked().insert(
-                id,
-                Tracked {
-                    server,
-                    last_seen: Instant::now(),
-                },
-            );
-        }
-        response
+        let Some(id) = minted else {
+            return response;
+        };
+        // The answer to `initialize` is one short stream that ends: read it whole for the
+        // protocol version the inline answers are shaped by, and send the same bytes.
+        let (parts, body) = response.into_parts();
+        let body = body
+            .collect()
+            .await
+            .map(|c| c.to_bytes())
+            .unwrap_or_default();
+        self.tracked().insert(
+            id,
+            Tracked {
+                server,
+                last_seen: Instant::now(),
+                protocol: inline::negotiated_version(&body),
+                up: false,
+            },
+        );
+        Response::from_parts(parts, Full::new(body).boxed())
     }
 
     async fn delegate(&self, request: Request<Bytes>) -> HttpResponse {
