@@ -191,7 +191,8 @@ fn has_pending(conn: &Connection) -> Result<bool, MemoryError> {
         .query_row([], |r| r.get(0))?)
 }
 
-/// Indexes every queued fact, [`CATCH_UP_BATCH`] to a transaction; returns how many it took.
+/// Indexes every queued fact, at most `CATCH_UP_BATCH` (5,000) to a transaction; returns how
+/// many it took.
 pub fn catch_up(conn: &Connection) -> Result<usize, MemoryError> {
     let started = Instant::now();
     let mut done = 0;
