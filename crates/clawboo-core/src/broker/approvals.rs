@@ -246,6 +246,13 @@ impl Decider<'static> {
         by: "person in the client",
         via: DecidedVia::Elicitation,
     };
+
+    /// A person at the CLI, for the tests that decide requests.
+    #[cfg(test)]
+    pub const TESTER: Self = Decider {
+        by: "tester",
+        via: DecidedVia::Cli,
+    };
 }
 
 /// A request for approval.

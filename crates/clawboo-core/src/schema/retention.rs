@@ -307,7 +307,7 @@ mod tests {
             tenant_id: None,
             caller: None,
         };
-        for _ in 0..3 {
+        let audit_row = || {
             audit::write_before(
                 &conn,
                 "echo",
@@ -316,7 +316,10 @@ mod tests {
                 &serde_json::json!({}),
                 None,
             )
-            .unwrap();
+            .unwrap()
+        };
+        for _ in 0..3 {
+            audit_row();
             post(&conn, "team:old");
         }
         post(&conn, "team:both");
@@ -336,22 +339,17 @@ mod tests {
         };
         let (pending, denied, granted) = (request(), request(), request());
         // A denial writes the call's `after` audit row: a fourth old audit row.
-        let ops = approvals::Decider {
-            by: "ops",
-            via: audit::DecidedVia::Cli,
-        };
-        approvals::resolve(&conn, &denied.id, approvals::Resolution::Deny, ops).unwrap();
-        approvals::resolve(&conn, &granted.id, approvals::Resolution::AllowAlways, ops).unwrap();
-        clock.advance(Duration::from_secs(40 * 86_400));
-        audit::write_before(
+        let tester = approvals::Decider::TESTER;
+        approvals::resolve(&conn, &denied.id, approvals::Resolution::Deny, tester).unwrap();
+        approvals::resolve(
             &conn,
-            "echo",
-            actor,
-            Decision::Allow,
-            &serde_json::json!({}),
-            None,
+            &granted.id,
+            approvals::Resolution::AllowAlways,
+            tester,
         )
         .unwrap();
+        clock.advance(Duration::from_secs(40 * 86_400));
+        audit_row();
         post(&conn, "team:both");
 
         let policy = every_kind(30);

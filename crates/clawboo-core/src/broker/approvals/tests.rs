@@ -4,12 +4,6 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::*;
-
-/// A person at the CLI.
-const TESTER: Decider<'static> = Decider {
-    by: "tester",
-    via: DecidedVia::Cli,
-};
 use crate::db::{Clock, Step, new_id};
 
 fn request(conn: &Conn<'_>, agent: Option<&str>, ttl: Duration) -> ApprovalRow {
@@ -63,11 +57,11 @@ fn the_first_decision_wins_a_repeat_changes_nothing_and_another_decision_is_a_co
     let db = Db::open_in_memory().unwrap();
     let conn = db.conn();
     let row = request(&conn, None, MINUTE);
-    let denied = resolve(&conn, &row.id, Resolution::Deny, TESTER).unwrap();
+    let denied = resolve(&conn, &row.id, Resolution::Deny, Decider::TESTER).unwrap();
     assert!(denied.changed);
     assert_eq!(denied.row.status(), Status::Deny);
     assert!(denied.row.resolved_at.is_some());
-    let repeat = resolve(&conn, &row.id, Resolution::Deny, TESTER).unwrap();
+    let repeat = resolve(&conn, &row.id, Resolution::Deny, Decider::TESTER).unwrap();
     assert_eq!(
         repeat,
         Resolved {
@@ -75,7 +69,7 @@ fn the_first_decision_wins_a_repeat_changes_nothing_and_another_decision_is_a_co
             changed: false
         }
     );
-    let conflict = resolve(&conn, &row.id, Resolution::AllowOnce, TESTER).unwrap_err();
+    let conflict = resolve(&conn, &row.id, Resolution::AllowOnce, Decider::TESTER).unwrap_err();
     assert_eq!(
         conflict.to_string(),
         format!(
@@ -88,16 +82,16 @@ fn the_first_decision_wins_a_repeat_changes_nothing_and_another_decision_is_a_co
         ResolveError::Conflict { row: ref held, asked: Resolution::AllowOnce } if **held == denied.row
     ));
     assert!(matches!(
-        resolve(&conn, "no-such-id", Resolution::Deny, TESTER),
+        resolve(&conn, "no-such-id", Resolution::Deny, Decider::TESTER),
         Err(ResolveError::NotFound { id }) if id == "no-such-id"
     ));
     assert!(list_pending(&conn).unwrap().is_empty());
 
     let approved = request(&conn, Some("a"), MINUTE);
-    resolve(&conn, &approved.id, Resolution::AllowOnce, TESTER).unwrap();
+    resolve(&conn, &approved.id, Resolution::AllowOnce, Decider::TESTER).unwrap();
     for other in [Resolution::Deny, Resolution::AllowAlways] {
         let Err(ResolveError::Conflict { row, asked }) =
-            resolve(&conn, &approved.id, other, TESTER)
+            resolve(&conn, &approved.id, other, Decider::TESTER)
         else {
             panic!("{other:?} after allow_once is a conflict");
         };
@@ -110,13 +104,13 @@ fn allow_always_on_a_request_without_an_agent_is_stored_as_allow_once() {
     let db = Db::open_in_memory().unwrap();
     let conn = db.conn();
     let row = request(&conn, None, MINUTE);
-    let resolved = resolve(&conn, &row.id, Resolution::AllowAlways, TESTER).unwrap();
+    let resolved = resolve(&conn, &row.id, Resolution::AllowAlways, Decider::TESTER).unwrap();
     assert_eq!(resolved.row.status(), Status::AllowOnce);
     assert_eq!(
         get(&conn, &row.id).unwrap().unwrap().status(),
         Status::AllowOnce
     );
-    let repeat = resolve(&conn, &row.id, Resolution::AllowAlways, TESTER).unwrap();
+    let repeat = resolve(&conn, &row.id, Resolution::AllowAlways, Decider::TESTER).unwrap();
     assert!(
         !repeat.changed,
         "asking again for what it means changes nothing"
@@ -147,7 +141,7 @@ fn a_request_past_its_expiry_cannot_be_approved() {
     );
     db.clock().advance(Duration::from_millis(1));
     let Err(ResolveError::Conflict { row: after, .. }) =
-        resolve(&conn, &row.id, Resolution::AllowOnce, TESTER)
+        resolve(&conn, &row.id, Resolution::AllowOnce, Decider::TESTER)
     else {
         panic!("an expired request is not approved");
     };
@@ -158,7 +152,7 @@ fn a_request_past_its_expiry_cannot_be_approved() {
         "the expiry found by the resolve is kept"
     );
     assert!(matches!(
-        resolve(&conn, &row.id, Resolution::Deny, TESTER),
+        resolve(&conn, &row.id, Resolution::Deny, Decider::TESTER),
         Err(ResolveError::Conflict { .. })
     ));
 }
@@ -192,7 +186,7 @@ fn a_standing_grant_belongs_to_one_agent_tenant_and_tool() {
     let db = Db::open_in_memory().unwrap();
     let conn = db.conn();
     let row = request(&conn, Some("a"), MINUTE);
-    resolve(&conn, &row.id, Resolution::AllowAlways, TESTER).unwrap();
+    resolve(&conn, &row.id, Resolution::AllowAlways, Decider::TESTER).unwrap();
     let a = Actor {
         agent_id: Some("a"),
         tenant_id: None,
@@ -222,7 +216,7 @@ fn a_standing_grant_belongs_to_one_agent_tenant_and_tool() {
             .is_none()
     );
     let once = request(&conn, Some("c"), MINUTE);
-    resolve(&conn, &once.id, Resolution::AllowOnce, TESTER).unwrap();
+    resolve(&conn, &once.id, Resolution::AllowOnce, Decider::TESTER).unwrap();
     let c = Actor {
         agent_id: Some("c"),
         tenant_id: None,
@@ -236,7 +230,7 @@ fn a_grant_to_nobody_in_particular_is_never_standing() {
     let db = Db::open_in_memory().unwrap();
     let conn = db.conn();
     let row = request(&conn, None, MINUTE);
-    resolve(&conn, &row.id, Resolution::AllowAlways, TESTER).unwrap();
+    resolve(&conn, &row.id, Resolution::AllowAlways, Decider::TESTER).unwrap();
     assert!(
         standing_grant(&conn, "delete_path", Actor::default())
             .unwrap()
@@ -270,7 +264,7 @@ fn a_wait_ends_when_the_server_closes_and_the_request_is_expired() {
 fn a_wait_reads_its_row_before_anything_else_so_an_earlier_decision_wins() {
     let db = Db::open_in_memory().unwrap();
     let row = request(&db.conn(), None, MINUTE);
-    resolve(&db.conn(), &row.id, Resolution::AllowOnce, TESTER).unwrap();
+    resolve(&db.conn(), &row.id, Resolution::AllowOnce, Decider::TESTER).unwrap();
     // No time to wait and the server already closing: only a wait that reads the row first can
     // see the decision.
     let end = wait(
@@ -307,7 +301,7 @@ fn a_wait_reads_its_row_before_anything_else_so_an_earlier_decision_wins() {
 fn a_decision_that_lands_as_the_wait_runs_out_is_honoured_not_overwritten() {
     let db = Db::open_in_memory().unwrap();
     let row = request(&db.conn(), None, MINUTE);
-    resolve(&db.conn(), &row.id, Resolution::Deny, TESTER).unwrap();
+    resolve(&db.conn(), &row.id, Resolution::Deny, Decider::TESTER).unwrap();
     assert_eq!(
         close_wait(&db, &row.id, WaitEnd::Timeout).unwrap().end,
         WaitEnd::Deny
@@ -422,7 +416,7 @@ fn approving_a_request_whose_caller_is_gone_is_a_conflict_not_an_approval() {
     let gone = request_with(&conn, Some("a"), MINUTE, Some(MINUTE));
     lapse(&conn, &gone.id);
     let Err(ResolveError::Conflict { row, asked }) =
-        resolve(&conn, &gone.id, Resolution::AllowOnce, TESTER)
+        resolve(&conn, &gone.id, Resolution::AllowOnce, Decider::TESTER)
     else {
         panic!("a request nobody waits for is not approved");
     };
@@ -469,7 +463,7 @@ fn every_request_that_ends_without_a_run_leaves_exactly_one_after_row() {
         WaitEnd::Timeout
     );
     let denied = request(&db.conn(), Some("d"), MINUTE);
-    resolve(&db.conn(), &denied.id, Resolution::Deny, TESTER).unwrap();
+    resolve(&db.conn(), &denied.id, Resolution::Deny, Decider::TESTER).unwrap();
     assert_eq!(
         close_wait(&db, &denied.id, WaitEnd::Timeout).unwrap().end,
         WaitEnd::Deny,
@@ -484,7 +478,13 @@ fn every_request_that_ends_without_a_run_leaves_exactly_one_after_row() {
         .unwrap();
     assert_eq!(expire_stale(&db.conn()).unwrap(), 1);
     let approved = request(&db.conn(), Some("o"), MINUTE);
-    resolve(&db.conn(), &approved.id, Resolution::AllowOnce, TESTER).unwrap();
+    resolve(
+        &db.conn(),
+        &approved.id,
+        Resolution::AllowOnce,
+        Decider::TESTER,
+    )
+    .unwrap();
     let delegation = request(&db.conn(), Some("g"), MINUTE);
     db.conn()
         .execute(
@@ -492,7 +492,13 @@ fn every_request_that_ends_without_a_run_leaves_exactly_one_after_row() {
             [&delegation.id],
         )
         .unwrap();
-    resolve(&db.conn(), &delegation.id, Resolution::Deny, TESTER).unwrap();
+    resolve(
+        &db.conn(),
+        &delegation.id,
+        Resolution::Deny,
+        Decider::TESTER,
+    )
+    .unwrap();
 
     let mut ends: Vec<(String, String)> = after_rows(&db.conn())
         .into_iter()

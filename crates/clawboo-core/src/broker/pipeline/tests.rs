@@ -99,16 +99,7 @@ fn approval_rows(broker: &Broker) -> Vec<ApprovalRow> {
 /// Waits (bounded) for a pending request to appear and resolves it.
 fn resolve_next(broker: &Broker, resolution: Resolution) -> ApprovalRow {
     let row = next_pending(broker);
-    approvals::resolve(
-        &broker.db().conn(),
-        &row.id,
-        resolution,
-        Decider {
-            by: "tester",
-            via: DecidedVia::Cli,
-        },
-    )
-    .unwrap();
+    approvals::resolve(&broker.db().conn(), &row.id, resolution, Decider::TESTER).unwrap();
     row
 }
 

@@ -4,7 +4,6 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::broker::approvals::{self, Decider, Resolution};
-use crate::broker::audit::DecidedVia;
 use crate::broker::{audit, builtins};
 
 fn server(env: &[(&str, &str)]) -> Server<ToolsState> {
@@ -117,16 +116,7 @@ fn an_approved_destructive_call_completes_and_a_denied_one_carries_approval_deny
                 loop {
                     let conn = s.state().broker().db().conn();
                     if let Some(row) = approvals::list_pending(&conn).unwrap().pop() {
-                        approvals::resolve(
-                            &conn,
-                            &row.id,
-                            resolution,
-                            Decider {
-                                by: "tester",
-                                via: DecidedVia::Cli,
-                            },
-                        )
-                        .unwrap();
+                        approvals::resolve(&conn, &row.id, resolution, Decider::TESTER).unwrap();
                         return;
                     }
                     drop(conn);
