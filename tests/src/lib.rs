@@ -115,10 +115,42 @@ pub fn bin_path(bin: &str) -> PathBuf {
         .join(format!("{bin}{}", std::env::consts::EXE_SUFFIX))
 }
 
-fn build_bins(profile: &str) {
+/// A `cargo` command run from the workspace root, as a person at a shell would run it. Cargo
+/// describes the running package to the tests and to the xtask it runs (`CARGO_MANIFEST_DIR`,
+/// `CARGO_PKG_*`, …); passed on to a nested cargo, that description reaches build scripts that
+/// track it (ring's), so every nested build would recompile ring, rustls, ureq, clawboo-core and
+/// the bins, and the next plain build would again. Those variables are left out here.
+pub fn cargo_command() -> Command {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
-    cmd.current_dir(workspace_root()).args(["build", "--quiet"]);
+    cmd.current_dir(workspace_root());
+    for (name, _) in std::env::vars_os() {
+        if name.to_str().is_some_and(describes_the_running_package) {
+            cmd.env_remove(name);
+        }
+    }
+    cmd
+}
+
+/// Whether `var` is one of the variables cargo sets for the crate it compiles or runs.
+fn describes_the_running_package(var: &str) -> bool {
+    const EXACT: &[&str] = &[
+        "CARGO_MANIFEST_DIR",
+        "CARGO_MANIFEST_PATH",
+        "CARGO_MANIFEST_LINKS",
+        "CARGO_CRATE_NAME",
+        "CARGO_BIN_NAME",
+        "CARGO_PRIMARY_PACKAGE",
+        "CARGO_TARGET_TMPDIR",
+        "CARGO_RUSTC_CURRENT_DIR",
+        "OUT_DIR",
+    ];
+    EXACT.contains(&var) || var.starts_with("CARGO_PKG_") || var.starts_with("CARGO_BIN_EXE_")
+}
+
+fn build_bins(profile: &str) {
+    let mut cmd = cargo_command();
+    cmd.args(["build", "--quiet"]);
     if profile == "release" {
         cmd.arg("--release");
     }

@@ -16,13 +16,13 @@
 
 use std::io::{BufRead, BufReader, IsTerminal};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Instant;
 
 use anyhow::{Context as _, bail};
 use clawboo_core::internal::registry::{self, Entry, Store};
 use clawboo_core::{Binding, Scope};
-use clawboo_tests::{Server, TempDir, VERSION, bin_path, workspace_root};
+use clawboo_tests::{Server, TempDir, VERSION, bin_path, cargo_command};
 
 /// The server bins, from the registry.
 pub fn bins() -> Vec<&'static str> {
@@ -62,9 +62,8 @@ pub fn build_bins(profile: &str) -> anyhow::Result<()> {
 /// passed through line by line; a build with nothing to do prints nothing. A failed build prints
 /// everything cargo said.
 pub fn cargo_build(args: &[&str], env: &[(&str, &str)]) -> anyhow::Result<()> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut cmd = Command::new(cargo);
-    cmd.current_dir(workspace_root()).arg("build").args(args);
+    let mut cmd = cargo_command();
+    cmd.arg("build").args(args);
     if std::io::stderr().is_terminal() {
         cmd.arg("--color=always");
     }

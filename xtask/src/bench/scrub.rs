@@ -17,12 +17,11 @@
 //! fake ones are made from the test PRNG).
 
 use std::hint::black_box;
-use std::process::Command;
 use std::time::Instant;
 
 use anyhow::{Context, bail};
 use clawboo_core::internal::scrub::scrub_secrets;
-use clawboo_tests::{Rng, workspace_root};
+use clawboo_tests::{Rng, cargo_command};
 
 /// One row: its name, its unit, its value.
 pub type ScrubRow = (String, &'static str, f64);
@@ -39,8 +38,8 @@ pub fn rows(quick: bool) -> anyhow::Result<Vec<ScrubRow>> {
             .map(|(name, unit, v)| (format!("{name} (debug build)"), unit, v))
             .collect());
     }
-    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    cmd.current_dir(workspace_root()).args([
+    let mut cmd = cargo_command();
+    cmd.args([
         "run",
         "--release",
         "--quiet",

@@ -173,7 +173,15 @@ async fn ask_peer(
         Ok(handle) => handle,
         Err(e) => return Elicited::Failed(e.to_string()),
     };
+    // Withdrawal first: the question is dropped before the call's answer goes out, so a person's
+    // answer that lands before this task is next polled must not win over it (an unbiased select
+    // picks at random between two ready branches, and then no cancellation would be sent).
     tokio::select! {
+        biased;
+        _ = withdrawn => {
+            let _ = handle.cancel(Some("decided elsewhere".into())).await;
+            Elicited::Failed("withdrawn".into())
+        }
         response = &mut handle.rx => match response {
             Ok(Ok(ClientResult::ElicitResult(result))) => match result.action {
                 ElicitationAction::Accept => chosen(result.content.as_ref(), choices),
@@ -185,10 +193,6 @@ async fn ask_peer(
             Ok(Err(e)) => Elicited::Failed(e.to_string()),
             Err(_) => Elicited::Failed("the session ended".into()),
         },
-        _ = withdrawn => {
-            let _ = handle.cancel(Some("decided elsewhere".into())).await;
-            Elicited::Failed("withdrawn".into())
-        }
     }
 }
 
