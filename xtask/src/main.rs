@@ -31,7 +31,7 @@ struct Verb {
 }
 
 /// Every verb, in the order `--help` lists them.
-const VERBS: [Verb; 6] = [
+const VERBS: [Verb; 7] = [
     Verb {
         name: "probe",
         synopsis: "[--debug]",
@@ -71,6 +71,15 @@ const VERBS: [Verb; 6] = [
         synopsis: "[--quick]",
         about: "the vector index's rows of bench alone (100k and 1M facts; --quick: 10k)",
         run: |args| bench::vectors_only(flags(args, &["--quick"])?.contains(&"--quick")),
+    },
+    Verb {
+        name: "bench-tune",
+        synopsis: "[--million] [--store DIR]",
+        about: "the tuning loop of full-text search: the tuning corpus's queries asked in process\n\
+                (release build), p50/p95 and recall@10 per kind at 100k facts (--million: and 1M);\n\
+                stores kept in DIR (default target/bench-tune) for the next run; never the held-out\n\
+                corpus",
+        run: bench_tune_verb,
     },
     Verb {
         name: "conformance",
@@ -114,6 +123,20 @@ fn bench_verb(mut args: Args) -> anyhow::Result<()> {
         }
     }
     bench::run(quick, part, vs)
+}
+
+/// `bench-tune [--million] [--store DIR]`.
+fn bench_tune_verb(mut args: Args) -> anyhow::Result<()> {
+    let mut million = false;
+    let mut store = None;
+    while let Some(word) = args.next_word()? {
+        match &word {
+            Word::Flag(flag) if flag == "--million" => million = true,
+            Word::Flag(flag) if flag == "--store" => store = Some(args.value()?.into()),
+            _ => return Err(word.unexpected().into()),
+        }
+    }
+    bench::tune::run(million, store)
 }
 
 /// xtask's `--help`: every verb.

@@ -15,7 +15,9 @@
 //! call ([`wait`]); a team of 200 agents with their own tokens on one host, calm and under 50
 //! abusive connections ([`load`]); the vector index at 100k and 1M facts, the first query of a
 //! fresh process, and paraphrase recall ([`vectors`]). Prints a table and writes
-//! `target/bench/bench.json`. `cargo xtask bench-vectors [--quick]` runs the vector rows alone.
+//! `target/bench/bench.json`. `cargo xtask bench-vectors [--quick]` runs the vector rows alone;
+//! `cargo xtask bench-tune` is the tuning loop of full-text search, on the tuning corpus only
+//! ([`tune`]).
 //!
 //! `--vs 'COMMAND'` (repeatable) runs a comparison stdio MCP server (e.g. the reference's bin) in the
 //! same invocation, alternating runs with ours, on the same database files, for every benchmark
@@ -28,7 +30,7 @@
 //! live beside it: `stdio` (cold start, round trips, the claim race, peak RSS), `facts` (the
 //! synthetic memory worst case), `corpus` (the realistic corpus and its queries), `realistic` (the
 //! rows over it, or over any corpus of facts and queries-with-kinds), `vectors` (the vector index),
-//! `http`, `sdk`, `load`, `clawbrain`, `scrub`, `wait`.
+//! `http`, `sdk`, `load`, `clawbrain`, `scrub`, `wait`, `tune`.
 //!
 //! Must never: assert on a time; a benchmark reports, tests decide.
 
@@ -51,6 +53,7 @@ mod realistic;
 pub mod scrub;
 mod sdk;
 mod stdio;
+pub mod tune;
 mod vectors;
 mod wait;
 

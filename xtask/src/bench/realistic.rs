@@ -478,7 +478,7 @@ fn save_rate(subject: &Subject, n: usize) -> anyhow::Result<Option<f64>> {
     Ok(Some(rate))
 }
 
-fn fact_ids(db: &Path) -> anyhow::Result<Vec<String>> {
+pub(super) fn fact_ids(db: &Path) -> anyhow::Result<Vec<String>> {
     let db = Db::open(db)?;
     let conn = db.conn();
     let mut rows = conn.prepare("SELECT id FROM memory_facts ORDER BY rowid")?;

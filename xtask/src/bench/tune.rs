@@ -1,0 +1,130 @@
+//! The tuning loop of full-text search: `cargo xtask bench-tune [--million] [--store DIR]`.
+//!
+//! Owns: asking every query of the **tuning corpus** (`corpus`) of the search in process, in an
+//! optimised build, and printing latency (p50, p95) and recall@10 per kind of query, at 100,000
+//! facts and with `--million` at a million (the bench's spliced store). The stores are kept in
+//! `DIR` (default `target/bench-tune`) and reused while the corpus is the same size, so a change
+//! to the ranking is measured in seconds, not the minutes seeding takes.
+//!
+//! Must never: build or read the held-out corpus (it stays out of the tuning loop; `bench
+//! --memory` reports it), or assert on a time. In-process figures leave out the stdio round trip
+//! the bench rows include.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+use clawboo_core::Db;
+use clawboo_core::internal::memory::{Embedder, Memory, ReadScope, SearchMode};
+use clawboo_tests::{cargo_command, target_dir};
+
+use super::corpus::{self, Query};
+use super::realistic::{fact_ids, percentile, seed_in_batches, spliced_million};
+use super::{median, ms};
+
+/// Facts of the smaller store.
+const FACTS: usize = 100_000;
+/// Natural queries, and probes of each kind.
+const QUERIES: usize = 300;
+
+/// Runs the loop (see the module docs); in a debug build, runs itself again in a release build.
+pub fn run(million: bool, store: Option<PathBuf>) -> anyhow::Result<()> {
+    if cfg!(debug_assertions) {
+        let mut cmd = cargo_command();
+        cmd.args(["run", "--release", "--quiet", "--package", "xtask", "--"]);
+        cmd.arg("bench-tune");
+        if million {
+            cmd.arg("--million");
+        }
+        if let Some(store) = &store {
+            cmd.arg("--store").arg(store);
+        }
+        let status = cmd.status().context("run the release xtask")?;
+        if !status.success() {
+            bail!("the release xtask failed ({status})");
+        }
+        return Ok(());
+    }
+    let dir = store.unwrap_or_else(|| target_dir().join("bench-tune"));
+    std::fs::create_dir_all(&dir).with_context(|| format!("create {}", dir.display()))?;
+    eprintln!("building the tuning corpus ({FACTS} facts)…");
+    let tuning = corpus::build(FACTS, QUERIES, QUERIES)?;
+    measure(&dir.join("tuning-100k.db"), &tuning.facts, &tuning.queries)?;
+    if million {
+        let facts = spliced_million(&tuning);
+        measure(&dir.join("tuning-1m.db"), &facts, &tuning.queries)?;
+    }
+    Ok(())
+}
+
+/// Seeds `path` with `facts` unless it already holds as many, then asks every query and prints
+/// the figures.
+fn measure(path: &Path, facts: &[(String, String)], queries: &[Query]) -> anyhow::Result<()> {
+    let stored = stored_facts(path).unwrap_or(0);
+    if stored != facts.len() {
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+        }
+        let started = Instant::now();
+        eprintln!("storing {} facts in {}…", facts.len(), path.display());
+        seed_in_batches(path, facts.iter().map(|(t, c)| (t.as_str(), c.as_str())))?;
+        eprintln!("stored in {:.0} s", started.elapsed().as_secs_f64());
+    }
+    let ids = fact_ids(path)?;
+    let memory = Memory::new(Db::open(path)?, Embedder::none());
+    let scope = ReadScope::new(None, None, None);
+    let ask = |text: &str| memory.search(text, Some(SearchMode::Fts), 10, &scope);
+    ask("warm up the index")?;
+    let mut latency: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    let mut found: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for query in queries {
+        let started = Instant::now();
+        let outcome = ask(&query.text)?;
+        latency
+            .entry(query.kind)
+            .or_default()
+            .push(ms(started.elapsed()));
+        if let Some(target) = query.target {
+            let hit = outcome
+                .hits
+                .iter()
+                .any(|h| h.entry.id() == ids[target].as_str());
+            let counts = found.entry(query.kind).or_insert((0, 0));
+            counts.0 += usize::from(hit);
+            counts.1 += 1;
+        }
+    }
+    println!("{} facts:", facts.len());
+    let all: Vec<f64> = latency.values().flatten().copied().collect();
+    println!(
+        "  every query: p50 {:.2} ms, p95 {:.2} ms",
+        median(all.clone()).unwrap_or(0.0),
+        percentile(all, 95)
+    );
+    for (kind, times) in &latency {
+        let recall = found
+            .get(kind)
+            .map_or(String::new(), |(hit, asked)| {
+                format!(", recall@10 {:.3}", *hit as f64 / (*asked).max(1) as f64)
+            });
+        println!(
+            "  {kind:<9} p50 {:.2} ms, p95 {:.2} ms{recall}",
+            median(times.clone()).unwrap_or(0.0),
+            percentile(times.clone(), 95)
+        );
+    }
+    Ok(())
+}
+
+/// How many facts the store at `path` holds.
+fn stored_facts(path: &Path) -> anyhow::Result<usize> {
+    if !path.exists() {
+        return Ok(0);
+    }
+    let db = Db::open(path)?;
+    let count: i64 = db
+        .conn()
+        .query_row("SELECT count(*) FROM memory_facts", [], |r| r.get(0))?;
+    Ok(usize::try_from(count).unwrap_or(0))
+}
