@@ -74,11 +74,11 @@ const VERBS: [Verb; 7] = [
     },
     Verb {
         name: "bench-tune",
-        synopsis: "[--million] [--store DIR]",
+        synopsis: "[--million] [--store DIR] [--misses KIND]",
         about: "the tuning loop of full-text search: the tuning corpus's queries asked in process\n\
                 (release build), p50/p95 and recall@10 per kind at 100k facts (--million: and 1M);\n\
-                stores kept in DIR (default target/bench-tune) for the next run; never the held-out\n\
-                corpus",
+                stores kept in DIR (default target/bench-tune) for the next run; --misses KIND prints\n\
+                each query of that kind whose fact was not in the top 10; never the held-out corpus",
         run: bench_tune_verb,
     },
     Verb {
@@ -125,18 +125,20 @@ fn bench_verb(mut args: Args) -> anyhow::Result<()> {
     bench::run(quick, part, vs)
 }
 
-/// `bench-tune [--million] [--store DIR]`.
+/// `bench-tune [--million] [--store DIR] [--misses KIND]`.
 fn bench_tune_verb(mut args: Args) -> anyhow::Result<()> {
     let mut million = false;
     let mut store = None;
+    let mut misses = None;
     while let Some(word) = args.next_word()? {
         match &word {
             Word::Flag(flag) if flag == "--million" => million = true,
             Word::Flag(flag) if flag == "--store" => store = Some(args.value()?.into()),
+            Word::Flag(flag) if flag == "--misses" => misses = Some(args.value()?),
             _ => return Err(word.unexpected().into()),
         }
     }
-    bench::tune::run(million, store)
+    bench::tune::run(million, store, misses)
 }
 
 /// xtask's `--help`: every verb.

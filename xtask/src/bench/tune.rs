@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 use clawboo_core::Db;
-use clawboo_core::internal::memory::{Embedder, Memory, ReadScope, SearchMode};
+use clawboo_core::internal::memory::{Embedder, Entry, Memory, ReadScope, SearchMode};
 use clawboo_tests::{cargo_command, target_dir};
 
 use super::corpus::{self, Query};
@@ -29,7 +29,7 @@ const FACTS: usize = 100_000;
 const QUERIES: usize = 300;
 
 /// Runs the loop (see the module docs); in a debug build, runs itself again in a release build.
-pub fn run(million: bool, store: Option<PathBuf>) -> anyhow::Result<()> {
+pub fn run(million: bool, store: Option<PathBuf>, misses: Option<String>) -> anyhow::Result<()> {
     if cfg!(debug_assertions) {
         let mut cmd = cargo_command();
         cmd.args(["run", "--release", "--quiet", "--package", "xtask", "--"]);
@@ -39,6 +39,9 @@ pub fn run(million: bool, store: Option<PathBuf>) -> anyhow::Result<()> {
         }
         if let Some(store) = &store {
             cmd.arg("--store").arg(store);
+        }
+        if let Some(kind) = &misses {
+            cmd.args(["--misses", kind]);
         }
         let status = cmd.status().context("run the release xtask")?;
         if !status.success() {
@@ -50,17 +53,29 @@ pub fn run(million: bool, store: Option<PathBuf>) -> anyhow::Result<()> {
     std::fs::create_dir_all(&dir).with_context(|| format!("create {}", dir.display()))?;
     eprintln!("building the tuning corpus ({FACTS} facts)…");
     let tuning = corpus::build(FACTS, QUERIES, QUERIES)?;
-    measure(&dir.join("tuning-100k.db"), &tuning.facts, &tuning.queries)?;
+    let misses = misses.as_deref();
+    measure(
+        &dir.join("tuning-100k.db"),
+        &tuning.facts,
+        &tuning.queries,
+        misses,
+    )?;
     if million {
         let facts = spliced_million(&tuning);
-        measure(&dir.join("tuning-1m.db"), &facts, &tuning.queries)?;
+        measure(&dir.join("tuning-1m.db"), &facts, &tuning.queries, misses)?;
     }
     Ok(())
 }
 
 /// Seeds `path` with `facts` unless it already holds as many, then asks every query and prints
-/// the figures.
-fn measure(path: &Path, facts: &[(String, String)], queries: &[Query]) -> anyhow::Result<()> {
+/// the figures, and each query of kind `misses` whose fact was not in the top 10 (the query, the
+/// fact, the top 3).
+fn measure(
+    path: &Path,
+    facts: &[(String, String)],
+    queries: &[Query],
+    misses: Option<&str>,
+) -> anyhow::Result<()> {
     let stored = stored_facts(path).unwrap_or(0);
     if stored != facts.len() {
         for suffix in ["", "-wal", "-shm"] {
@@ -90,6 +105,16 @@ fn measure(path: &Path, facts: &[(String, String)], queries: &[Query]) -> anyhow
                 .hits
                 .iter()
                 .any(|h| h.entry.id() == ids[target].as_str());
+            if !hit && misses == Some(query.kind) {
+                println!("missed {:?}\n  fact: {:?}", query.text, facts[target]);
+                for h in outcome.hits.iter().take(3) {
+                    let text = match &h.entry {
+                        Entry::Fact(f) => format!("{} | {}", f.title, f.content),
+                        Entry::Procedure(p) => format!("{} | {}", p.name, p.content),
+                    };
+                    println!("  got {:.3} {text:?}", h.score);
+                }
+            }
             let counts = found.entry(query.kind).or_insert((0, 0));
             counts.0 += usize::from(hit);
             counts.1 += 1;
@@ -103,11 +128,9 @@ fn measure(path: &Path, facts: &[(String, String)], queries: &[Query]) -> anyhow
         percentile(all, 95)
     );
     for (kind, times) in &latency {
-        let recall = found
-            .get(kind)
-            .map_or(String::new(), |(hit, asked)| {
-                format!(", recall@10 {:.3}", *hit as f64 / (*asked).max(1) as f64)
-            });
+        let recall = found.get(kind).map_or(String::new(), |(hit, asked)| {
+            format!(", recall@10 {:.3}", *hit as f64 / (*asked).max(1) as f64)
+        });
         println!(
             "  {kind:<9} p50 {:.2} ms, p95 {:.2} ms{recall}",
             median(times.clone()).unwrap_or(0.0),

@@ -2,9 +2,9 @@
 //!
 //! Owns: the query's terms (its distinct content words, every word when it has no content word),
 //! each with the words asked of the index (the word and, for a `y` family, its other stem:
-//! `stem::forms`) and the facts that hold it, read newest first only up to the count that makes a
+//! `stem::forms`) and how many facts hold it, counted by SQLite only up to the count that makes a
 //! term common (one fact in [`COMMON_SHARE`], between [`COMMON_AT_LEAST`] and [`COMMON_AT_MOST`]),
-//! so planning costs little even for common words; spelling correction (`typo`) of a content word
+//! so planning costs little even for common words; a rare term's rows are then read, newest first; spelling correction (`typo`) of a content word
 //! that no fact holds; and the sources of candidates, each bounded:
 //! 1. the facts holding the rare terms (whose rows were read while counting), best first by the
 //!    rare terms they hold (`rank::shortlist`);
@@ -18,8 +18,11 @@
 //!    lacking a term mostly scores below one holding them all (BM25 adds a positive share per term
 //!    held), so when enough hold every term, those that lack one seldom reach the top; each
 //!    such source is an `AND` over long row lists, the costliest read of a query;
-//! 4. when no term is rare and the query has two words or more: the whole query as a phrase (stop
-//!    words included), newest first;
+//! 4. the whole query as a phrase (stop words included; two words to [`MAX_PHRASE_WORDS`]),
+//!    newest first: when no term is rare, and (read by `text`) when more facts hold the rare terms
+//!    than the shortlist keeps, since the shortlist then chooses among facts of equal weight by
+//!    age and an older fact saying the whole query would be left out. A phrase read costs more
+//!    than a word's (FTS5 walks the stop words' long position lists), so it is read only then;
 //! 5. when no term is rare: the facts holding any common term, newest first.
 //!
 //! Common terms are never ranked by the index (that would cost a scan of their rows) and never
@@ -69,7 +72,7 @@ pub(super) struct Source {
 }
 
 impl Source {
-    fn of(expression: String) -> Self {
+    pub(super) fn of(expression: String) -> Self {
         Self {
             expression,
             lacks_a_word: false,
@@ -91,6 +94,10 @@ pub(super) struct Plan {
     pub(super) total: i64,
     /// The count above which a term is common.
     pub(super) common: i64,
+    /// The whole query as a phrase (stop words included), when it has two words or more and not
+    /// too many: a source when no term is rare, and read beside the rare terms' rows when more
+    /// facts hold them than are shortlisted (`text`).
+    pub(super) phrase: Option<String>,
     /// The sources beside the rare terms' rows, in the order they are read.
     pub(super) sources: Vec<Source>,
     /// Any term in any form, as typed or corrected, for the procedures (few enough to rank
@@ -150,41 +157,64 @@ pub(super) fn plan(conn: &Connection, query: &str) -> Result<Option<Plan>, Memor
         }
         terms.push(term);
     }
-    let mut plan = Plan {
-        said: words.clone(),
-        words: words.iter().map(|w| stem::key(w)).collect(),
-        terms,
-        total,
-        common,
-        sources: Vec::new(),
-        any: Some(query::match_any(&asked)),
-    };
-    plan.sources = sources(&plan);
+    let mut plan = Plan::of(words, terms, total, common);
+    plan.any = Some(query::match_any(&asked));
     Ok(Some(plan))
 }
 
+impl Plan {
+    /// The plan of a query that `said` (spelling corrected) with `terms`, over `total` facts of
+    /// which more than `common` make a term common; its sources follow from them.
+    fn of(said: Vec<String>, terms: Vec<Term>, total: i64, common: i64) -> Self {
+        let mut plan = Plan {
+            words: said.iter().map(|w| stem::key(w)).collect(),
+            phrase: (2..=MAX_PHRASE_WORDS)
+                .contains(&said.len())
+                .then(|| phrase(&said)),
+            said,
+            terms,
+            total,
+            common,
+            sources: Vec::new(),
+            any: None,
+        };
+        plan.sources = sources(&plan);
+        plan
+    }
+
+    /// The plan of `query` with `terms` over 100,000 facts, 1,000 making a term common.
+    #[cfg(test)]
+    pub(super) fn for_test(query: &str, terms: Vec<Term>) -> Self {
+        Self::of(query::words(query), terms, 100_000, 1_000)
+    }
+}
+
 impl Term {
-    /// The term matched by `forms`, its rows read newest first up to one more than `common`.
+    /// The term matched by `forms`: how many facts hold it, counted by SQLite up to one more than
+    /// `common` (no row leaves it), and when that makes it rare, its rows, newest first.
     fn read(
         conn: &Connection,
         forms: Vec<String>,
         key: String,
         common: i64,
     ) -> Result<Self, MemoryError> {
-        let mut rows: Vec<i64> = conn
+        let expression = query::match_any(&forms);
+        let df: i64 = conn
             .prepare_cached(
+                "SELECT count(*) FROM (SELECT 1 FROM clawboo_facts_fts
+                 WHERE clawboo_facts_fts MATCH ?1 LIMIT ?2)",
+            )?
+            .query_row(rusqlite::params![expression, common + 1], |r| r.get(0))?;
+        let rows = if df > 0 && df <= common {
+            conn.prepare_cached(
                 "SELECT rowid FROM clawboo_facts_fts WHERE clawboo_facts_fts MATCH ?1
-                 ORDER BY rowid DESC LIMIT ?2",
+                 ORDER BY rowid DESC",
             )?
-            .query_map(
-                rusqlite::params![query::match_any(&forms), common + 1],
-                |r| r.get(0),
-            )?
-            .collect::<rusqlite::Result<_>>()?;
-        let df = rows.len() as i64;
-        if df > common {
-            rows = Vec::new();
-        }
+            .query_map([&expression], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?
+        } else {
+            Vec::new()
+        };
         Ok(Self {
             forms,
             key,
@@ -256,9 +286,7 @@ fn sources(plan: &Plan) -> Vec<Source> {
         }
     }
     if rare.is_empty() {
-        if (2..=MAX_PHRASE_WORDS).contains(&plan.said.len()) {
-            sources.push(Source::of(phrase(&plan.said)));
-        }
+        sources.extend(plan.phrase.clone().map(Source::of));
         sources.push(Source::of(any_of(
             &common[..common.len().min(MAX_COMMON_TERMS)],
         )));
@@ -280,17 +308,8 @@ mod tests {
     }
 
     fn planned(terms: Vec<Term>, query: &str) -> Vec<String> {
-        let said = query::words(query);
-        let plan = Plan {
-            words: said.iter().map(|w| stem::key(w)).collect(),
-            said,
-            terms,
-            total: 100_000,
-            common: 1_000,
-            sources: Vec::new(),
-            any: None,
-        };
-        sources(&plan).into_iter().map(|s| s.expression).collect()
+        let plan = Plan::for_test(query, terms);
+        plan.sources.into_iter().map(|s| s.expression).collect()
     }
 
     #[test]
@@ -316,22 +335,18 @@ mod tests {
 
     #[test]
     fn facts_lacking_one_word_are_a_source_read_only_after_the_every_word_source() {
-        let said = query::words("why does the deploy lock fail");
-        let plan = Plan {
-            words: said.iter().map(|w| stem::key(w)).collect(),
-            said,
-            terms: vec![
+        let plan = Plan::for_test(
+            "why does the deploy lock fail",
+            vec![
                 term("deploy", 5_000),
                 term("lock", 4_000),
                 term("fail", 3_000),
             ],
-            total: 100_000,
-            common: 1_000,
-            sources: Vec::new(),
-            any: None,
-        };
-        let read: Vec<(String, bool)> = sources(&plan)
-            .into_iter()
+        );
+        let read: Vec<(String, bool)> = plan
+            .sources
+            .iter()
+            .cloned()
             .map(|s| (s.expression, s.lacks_a_word))
             .collect();
         assert_eq!(

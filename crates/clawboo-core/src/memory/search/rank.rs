@@ -33,39 +33,98 @@ const B: f64 = 0.75;
 /// How much word order counts beside the words themselves.
 const ORDER_WEIGHT: f64 = 0.5;
 
-/// A candidate's words, ready to score.
+/// What a word of a text is to the query: the position of its family among the query's
+/// families ([`Families`]), or [`OTHER`] when it is none of them.
+type Family = u16;
+/// A word that is none of the query's families.
+const OTHER: Family = Family::MAX;
+
+/// The query's word families, and the family of every text word met so far (a text's words
+/// repeat across candidates, so each distinct word is stemmed once per query).
+pub(super) struct Families<'p> {
+    /// The distinct families of the query's words, stop words included.
+    keys: Vec<&'p str>,
+    /// The first two letters of each (a stem keeps a word's first two letters, so a word starting
+    /// otherwise cannot be one of them and is not stemmed).
+    starts: Vec<&'p str>,
+    /// Every text word met, lower-cased, and its family.
+    met: HashMap<String, Family>,
+}
+
+impl<'p> Families<'p> {
+    /// The families of `plan`'s words.
+    pub(super) fn new(plan: &'p Plan) -> Self {
+        let mut keys: Vec<&str> = Vec::new();
+        for key in &plan.words {
+            if !keys.contains(&key.as_str()) && keys.len() < usize::from(OTHER) {
+                keys.push(key);
+            }
+        }
+        let starts = keys.iter().map(|k| start(k)).collect();
+        Self {
+            keys,
+            starts,
+            met: HashMap::new(),
+        }
+    }
+
+    /// The family of `key`, one of the query's families.
+    fn of_key(&self, key: &str) -> Family {
+        self.keys
+            .iter()
+            .position(|k| *k == key)
+            .and_then(|i| Family::try_from(i).ok())
+            .unwrap_or(OTHER)
+    }
+
+    /// The family of `word` as a text holds it (any case).
+    fn of_word(&mut self, word: &str) -> Family {
+        // Most words start with letters no query family starts with: decided without allocating.
+        let mut first_two = word.chars().take(2).flat_map(char::to_lowercase);
+        let could_be = self.starts.iter().any(|start| {
+            let mut wanted = start.chars();
+            first_two.clone().all(|c| wanted.next() == Some(c)) && wanted.next().is_none()
+        });
+        first_two.next();
+        if !could_be {
+            return OTHER;
+        }
+        if let Some(&family) = self.met.get(word) {
+            return family;
+        }
+        let lower = word.to_lowercase();
+        let family = self.of_key(&stem::key(&lower));
+        self.met.insert(word.to_owned(), family);
+        family
+    }
+}
+
+/// A candidate's words, ready to score: each word's family among the query's.
 pub(super) struct Words {
-    title: Vec<String>,
-    content: Vec<String>,
+    title: Vec<Family>,
+    content: Vec<Family>,
 }
 
 impl Words {
-    /// The families of `entry`'s title (or name) and content words, as far as `plan` can tell
-    /// them apart: a word that cannot be one of the query's (its first two letters start none of
-    /// the query's families; a stem keeps a word's first two letters) is kept as an empty word,
-    /// unstemmed.
-    pub(super) fn of(entry: &Entry, plan: &Plan) -> Self {
-        let (title, content) = match entry {
-            Entry::Fact(f) => (f.title.as_str(), f.content.as_str()),
-            Entry::Procedure(p) => (p.name.as_str(), p.content.as_str()),
-        };
-        let starts: Vec<&str> = plan.words.iter().map(|w| start(w)).collect();
-        let keys = |text: &str| -> Vec<String> {
+    /// The families of `entry`'s title (or name) and content words (see [`Families`]).
+    pub(super) fn of(entry: &Entry, families: &mut Families<'_>) -> Self {
+        match entry {
+            Entry::Fact(f) => Self::of_text(&f.title, &f.content, families),
+            Entry::Procedure(p) => Self::of_text(&p.name, &p.content, families),
+        }
+    }
+
+    /// The families of the words of a `title` and a `content`.
+    fn of_text(title: &str, content: &str, families: &mut Families<'_>) -> Self {
+        let mut of = |text: &str| -> Vec<Family> {
             text.split(|c: char| !c.is_alphanumeric())
                 .filter(|w| !w.is_empty())
-                .map(|w| {
-                    let w = w.to_lowercase();
-                    if starts.contains(&start(&w)) {
-                        stem::key(&w)
-                    } else {
-                        String::new()
-                    }
-                })
+                .map(|w| families.of_word(w))
                 .collect()
         };
         Self {
-            title: keys(title),
-            content: keys(content),
+            title: of(title),
+            content: of(content),
         }
     }
 
@@ -75,31 +134,41 @@ impl Words {
 }
 
 /// Scores candidates against one planned query.
-pub(super) struct Scorer<'p> {
-    plan: &'p Plan,
-    /// Each term's inverse document frequency, by family.
-    idf: HashMap<&'p str, f64>,
+pub(super) struct Scorer {
+    /// Each term's family and inverse document frequency.
+    idf: Vec<(Family, f64)>,
+    /// The family of every word of the query, in order (what word order is judged on).
+    query: Vec<Family>,
     /// The most a text could score on words.
     best_words: f64,
     mean_len: f64,
 }
 
-impl<'p> Scorer<'p> {
-    /// A scorer for `plan` over `candidates` (whose mean length normalises BM25).
-    pub(super) fn new(plan: &'p Plan, candidates: &[Words]) -> Self {
+impl Scorer {
+    /// A scorer for `plan` (whose words are `families`) over `candidates` (whose mean length
+    /// normalises BM25).
+    pub(super) fn new(plan: &Plan, families: &Families<'_>, candidates: &[Words]) -> Self {
         let n = plan.total.max(1) as f64;
-        let mut idf = HashMap::new();
+        let mut idf: Vec<(Family, f64)> = Vec::new();
         for term in &plan.terms {
+            let family = families.of_key(&term.key);
+            if family == OTHER || idf.iter().any(|(f, _)| *f == family) {
+                continue;
+            }
             // A term that no fact holds still counts (as the rarest) should a text hold it.
             let df = (term.df.max(1) as f64).min(n);
-            idf.insert(term.key.as_str(), (1.0 + (n - df + 0.5) / (df + 0.5)).ln());
+            idf.push((family, (1.0 + (n - df + 0.5) / (df + 0.5)).ln()));
         }
-        let best_words = idf.values().sum::<f64>().max(f64::MIN_POSITIVE);
+        let best_words = idf
+            .iter()
+            .map(|(_, w)| w)
+            .sum::<f64>()
+            .max(f64::MIN_POSITIVE);
         let total_len: usize = candidates.iter().map(Words::len).sum();
         let mean_len = (total_len as f64 / candidates.len().max(1) as f64).max(1.0);
         Self {
-            plan,
             idf,
+            query: plan.words.iter().map(|w| families.of_key(w)).collect(),
             best_words,
             mean_len,
         }
@@ -109,8 +178,8 @@ impl<'p> Scorer<'p> {
     pub(super) fn score(&self, words: &Words) -> f64 {
         let norm = K1 * (1.0 - B + B * words.len() as f64 / self.mean_len);
         let mut sum = 0.0;
-        for (key, idf) in &self.idf {
-            let tf = TITLE_WEIGHT * count(&words.title, key) + count(&words.content, key);
+        for &(family, idf) in &self.idf {
+            let tf = TITLE_WEIGHT * count(&words.title, family) + count(&words.content, family);
             if tf > 0.0 {
                 sum += idf * tf * (K1 + 1.0) / (tf + norm);
             }
@@ -122,25 +191,26 @@ impl<'p> Scorer<'p> {
 
     /// The share of the query's consecutive word pairs that the text holds in the same order.
     fn order(&self, words: &Words) -> f64 {
-        let query = &self.plan.words;
-        if query.len() < 2 {
+        if self.query.len() < 2 {
             return 0.0;
         }
-        let held = query
+        let held = self
+            .query
             .windows(2)
             .filter(|pair| {
                 [&words.title, &words.content]
                     .iter()
-                    .any(|text| text.windows(2).any(|w| w == *pair && !w[0].is_empty()))
+                    .any(|text| text.windows(2).any(|w| w == *pair && w[0] != OTHER))
             })
             .count();
-        held as f64 / (query.len() - 1) as f64
+        held as f64 / (self.query.len() - 1) as f64
     }
 }
 
 /// The rowids of the `pool` facts holding the most weight of `plan`'s rare terms (the sum of the
-/// inverse document frequencies of those they hold), newest first among equals.
-pub(super) fn shortlist(plan: &Plan, pool: usize) -> Vec<i64> {
+/// inverse document frequencies of those they hold), newest first among equals, and whether more
+/// facts than that hold a rare term (then the cut among equals was by age alone).
+pub(super) fn shortlist(plan: &Plan, pool: usize) -> (Vec<i64>, bool) {
     let n = plan.total.max(1) as f64;
     let mut weight: HashMap<i64, f64> = HashMap::new();
     for term in plan.terms.iter().filter(|t| plan.rare(t)) {
@@ -151,8 +221,9 @@ pub(super) fn shortlist(plan: &Plan, pool: usize) -> Vec<i64> {
     }
     let mut rows: Vec<(i64, f64)> = weight.into_iter().collect();
     rows.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+    let cut = rows.len() > pool;
     rows.truncate(pool);
-    rows.into_iter().map(|(row, _)| row).collect()
+    (rows.into_iter().map(|(row, _)| row).collect(), cut)
 }
 
 /// BM25's inverse document frequency of a term in `df` of `n` facts.
@@ -166,8 +237,8 @@ fn start(word: &str) -> &str {
     word.char_indices().nth(2).map_or(word, |(i, _)| &word[..i])
 }
 
-fn count(text: &[String], key: &str) -> f64 {
-    text.iter().filter(|w| *w == key).count() as f64
+fn count(text: &[Family], family: Family) -> f64 {
+    text.iter().filter(|w| **w == family).count() as f64
 }
 
 #[cfg(test)]
@@ -176,53 +247,42 @@ mod tests {
     use super::*;
 
     fn plan(query: &[&str], terms: &[(&str, i64)]) -> Plan {
-        Plan {
-            words: query.iter().map(|w| stem::key(w)).collect(),
-            said: query.iter().map(|w| (*w).to_owned()).collect(),
-            terms: terms
-                .iter()
-                .map(|(w, df)| Term {
-                    forms: vec![(*w).to_owned()],
-                    key: stem::key(w),
-                    df: *df,
-                    rows: Vec::new(),
-                })
-                .collect(),
-            total: 100_000,
-            common: 1_000,
-            sources: Vec::new(),
-            any: None,
-        }
+        let terms = terms
+            .iter()
+            .map(|(w, df)| Term {
+                forms: vec![(*w).to_owned()],
+                key: stem::key(w),
+                df: *df,
+                rows: Vec::new(),
+            })
+            .collect();
+        Plan::for_test(&query.join(" "), terms)
     }
 
-    fn words(title: &str, content: &str) -> Words {
-        let keys = |text: &str| -> Vec<String> {
-            text.split(' ')
-                .filter(|w| !w.is_empty())
-                .map(stem::key)
-                .collect()
-        };
-        Words {
-            title: keys(title),
-            content: keys(content),
-        }
+    /// The words of a fact with `title` and `content`, as `plan` sees them.
+    fn words(plan: &Plan, title: &str, content: &str) -> Words {
+        Words::of_text(title, content, &mut Families::new(plan))
+    }
+
+    fn scorer(plan: &Plan) -> Scorer {
+        Scorer::new(plan, &Families::new(plan), &[])
     }
 
     #[test]
     fn a_rare_word_outweighs_a_common_one() {
         let plan = plan(&["zephyr", "file"], &[("zephyr", 3), ("file", 5_000)]);
-        let rare = words("", "the zephyr scheduler wakes a task");
-        let common = words("", "the file is closed when dropped");
-        let scorer = Scorer::new(&plan, &[]);
+        let rare = words(&plan, "", "the zephyr scheduler wakes a task");
+        let common = words(&plan, "", "the file is closed when dropped");
+        let scorer = scorer(&plan);
         assert!(scorer.score(&rare) > scorer.score(&common));
     }
 
     #[test]
     fn other_word_forms_count_as_the_word() {
         let plan = plan(&["deploy", "fails"], &[("deploy", 10), ("fails", 10)]);
-        let scorer = Scorer::new(&plan, &[]);
-        let forms = scorer.score(&words("", "the deployment failed"));
-        let same = scorer.score(&words("", "deploy fails"));
+        let scorer = scorer(&plan);
+        let forms = scorer.score(&words(&plan, "", "the deployment failed"));
+        let same = scorer.score(&words(&plan, "", "deploy fails"));
         assert!(forms > 0.9, "{forms}");
         assert!((forms - same).abs() < 0.2, "{forms} {same}");
     }
@@ -230,12 +290,12 @@ mod tests {
     #[test]
     fn word_order_breaks_a_tie_of_words_and_the_title_counts_more() {
         let plan = plan(&["lock", "the", "file"], &[("lock", 100), ("file", 100)]);
-        let scorer = Scorer::new(&plan, &[]);
-        let in_order = scorer.score(&words("", "we lock the file first"));
-        let shuffled = scorer.score(&words("", "the file we lock first"));
+        let scorer = scorer(&plan);
+        let in_order = scorer.score(&words(&plan, "", "we lock the file first"));
+        let shuffled = scorer.score(&words(&plan, "", "the file we lock first"));
         assert!(in_order > shuffled);
-        let title = scorer.score(&words("lock", "the file we keep"));
-        let content = scorer.score(&words("other", "the file we lock"));
+        let title = scorer.score(&words(&plan, "lock", "the file we keep"));
+        let content = scorer.score(&words(&plan, "other", "the file we lock"));
         assert!(title > content);
     }
 }

@@ -21,7 +21,7 @@ use super::super::{
     latest_procedure_only, procedure_columns, procedure_from_row, scope_filter,
 };
 use super::plan::{Plan, Source, plan};
-use super::rank::{Scorer, TITLE_WEIGHT, Words, shortlist};
+use super::rank::{Families, Scorer, TITLE_WEIGHT, Words, shortlist};
 use super::{Candidate, MatchedVia, SearchHit, as_params, named};
 
 /// How many rows a source read newest first yields, at least (more when more hits are asked for).
@@ -79,13 +79,19 @@ pub(super) fn candidates(
             }
         }
     };
-    keep(shortlisted(
-        conn,
-        &plan,
-        cap.max(RANKED_POOL) as usize,
-        scope,
-        model,
-    )?);
+    let (short, cut) = shortlisted(conn, &plan, cap.max(RANKED_POOL) as usize, scope, model)?;
+    keep(short);
+    // More facts hold a rare term than were shortlisted, and the shortlist chose among equals by
+    // age: those that say the whole query as it is said are read too.
+    if cut && let Some(phrase) = &plan.phrase {
+        keep(source_matches(
+            conn,
+            &Source::of(phrase.clone()),
+            cap.max(POOL),
+            scope,
+            model,
+        )?);
+    }
     // Whether the last source other than an all-but-one source found as many facts as it reads.
     let mut full = false;
     for source in &plan.sources {
@@ -101,8 +107,12 @@ pub(super) fn candidates(
     if let Some(any) = &plan.any {
         keep(procedure_matches(conn, any, cap.max(POOL), scope)?);
     }
-    let words: Vec<Words> = found.iter().map(|m| Words::of(&m.entry, &plan)).collect();
-    let scorer = Scorer::new(&plan, &words);
+    let mut families = Families::new(&plan);
+    let words: Vec<Words> = found
+        .iter()
+        .map(|m| Words::of(&m.entry, &mut families))
+        .collect();
+    let scorer = Scorer::new(&plan, &families, &words);
     let mut scored: Vec<(f64, Matched)> =
         words.iter().map(|w| scorer.score(w)).zip(found).collect();
     // Stable: among equal scores, the order the sources read them in (best-ranked, then newest).
@@ -120,24 +130,25 @@ pub(super) fn candidates(
 }
 
 /// The facts of the shortlist of the rare terms' rows that are in scope, in its order: the
-/// `pool` best, or when the scope filtered some of them out, the best `pool` of all those rows.
+/// `pool` best, or when the scope filtered some of them out, the best `pool` of all those rows;
+/// and whether the shortlist left out facts holding a rare term.
 fn shortlisted(
     conn: &Connection,
     plan: &Plan,
     pool: usize,
     scope: &ReadScope,
     model: Option<&str>,
-) -> Result<Vec<Matched>, MemoryError> {
-    let rows = shortlist(plan, pool);
+) -> Result<(Vec<Matched>, bool), MemoryError> {
+    let (rows, cut) = shortlist(plan, pool);
     let mut matched = facts_by_rowid(conn, &rows, scope, model)?;
-    if matched.len() < rows.len() && rows.len() == pool {
-        let all = shortlist(plan, usize::MAX);
+    if matched.len() < rows.len() && cut {
+        let (all, _) = shortlist(plan, usize::MAX);
         matched = facts_by_rowid(conn, &all, scope, model)?;
         let position: HashMap<i64, usize> = all.iter().enumerate().map(|(i, r)| (*r, i)).collect();
         matched.sort_by_key(|m| position.get(&m.rowid).copied().unwrap_or(usize::MAX));
         matched.truncate(pool);
     }
-    Ok(matched)
+    Ok((matched, cut))
 }
 
 /// The facts with `rowids` that are in scope, in any order.
@@ -201,12 +212,15 @@ fn source_matches(
             fact_columns!(),
             ", m.rowid AS rowid,
                CASE WHEN m.embedding_model = :model THEN m.embedding END AS same_model_embedding
-             FROM (SELECT rowid FROM clawboo_facts_fts WHERE clawboo_facts_fts MATCH :query
-                   ORDER BY rowid DESC) AS hits
+             FROM (SELECT rowid FROM clawboo_facts_fts WHERE clawboo_facts_fts MATCH :query)
+                  AS hits
              JOIN memory_facts m ON m.rowid = hits.rowid
              WHERE ",
             scope_filter!(),
-            " LIMIT :limit"
+            // The order belongs here: SQLite flattens the subquery and drops an order inside it
+            // (it read oldest first); here the index walks its rows backwards, and stops at the
+            // limit.
+            " ORDER BY hits.rowid DESC LIMIT :limit"
         ))?
         .query_map(as_params(&params).as_slice(), fact_match)?
         .collect::<rusqlite::Result<_>>()?;
@@ -522,6 +536,34 @@ mod tests {
         }
         let found = ids_for(&memory, "task waits in the queue");
         assert_eq!(found.first(), Some(&ids[1]), "{found:?}");
+    }
+
+    #[test]
+    fn a_fact_saying_the_whole_query_is_found_among_more_holders_of_its_rare_word_than_are_shortlisted()
+     {
+        let memory = Memory::new(Db::open_in_memory().unwrap(), Embedder::none());
+        let new = NewFact {
+            title: "serde",
+            content: "If the visitor would not benefit from owning the data, say so.",
+            tags: &[],
+        };
+        let target = memory.save_fact(&new, &WriteScope::default()).unwrap().id;
+        // Newer facts holding the rare word, and beside its neighbours, outnumber the shortlist.
+        let newer: Vec<(String, String)> = (0..(RANKED_POOL as usize + 50))
+            .map(|i| {
+                (
+                    format!("walk {i}"),
+                    format!("So the visitor would not walk past hall {i}"),
+                )
+            })
+            .collect();
+        crate::memory::seed_facts(
+            &memory.db.conn(),
+            newer.iter().map(|(t, c)| (t.as_str(), c.as_str())),
+        )
+        .unwrap();
+        let found = ids_for(&memory, "if the visitor would not");
+        assert_eq!(found.first(), Some(&target), "{found:?}");
     }
 
     #[test]
