@@ -1,15 +1,16 @@
 //! `cargo xtask conformance`: the official MCP conformance suite
 //! (`@modelcontextprotocol/conformance`, its default server suite) against each of the five HTTP
-//! mounts of `serve --all --vault DIR` (ClawBrain on an empty temporary vault), with the scenarios that cannot apply listed, each with its reason, in
-//! `tests/conformance/expected-failures.toml`.
+//! mounts of `serve --all --vault DIR` (ClawBrain on an empty temporary vault), with the scenarios
+//! that cannot apply listed, each with its reason, in `tests/conformance/expected-failures.toml`.
 //!
 //! Installs a pinned Node (the npm package `node`, so the machine's own Node version does not
-//! matter) and the pinned suite into `target/conformance` with the machine's `npm` (once; again only
-//! when a pin changes), starts the debug bins' host on a free loopback port over a temporary
-//! database (rate limit off), and runs the suite once per mount with that mount's expected failures as the suite's
-//! own baseline file. The suite's verdict is kept: a run fails on a scenario that fails and is not
-//! expected, and on an expected one that now passes. A scenario named in the file that the suite
-//! does not have is refused before anything runs, so a typo cannot hide as "expected".
+//! matter) and the pinned suite into `target/conformance` with the machine's `npm` (once; again
+//! only when a pin changes), starts the debug bins' host on a free loopback port over a temporary
+//! database (rate limit off), and runs the suite once per mount with that mount's expected
+//! failures as the suite's own baseline file. The suite's verdict is kept: a run fails on a
+//! scenario that fails and is not expected, and on an expected one that now passes. A scenario
+//! named in the file that the suite does not have is refused before anything runs, so a typo
+//! cannot hide as "expected".
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
