@@ -4,9 +4,10 @@
 //! each with the words asked of the index (the word and, for a `y` family, its other stem:
 //! `stem::forms`) and how many facts hold it, counted by SQLite only up to the count that makes a
 //! term common (one fact in [`COMMON_SHARE`], between [`COMMON_AT_LEAST`] and [`COMMON_AT_MOST`]),
-//! so planning costs little even for common words; a rare term's rows are then read, newest first; spelling correction (`typo`) of a content word
-//! that no fact holds; and the sources of candidates, each bounded:
-//! 1. the facts holding the rare terms (whose rows were read while counting), best first by the
+//! so planning costs little even for common words, and then only a rare term's rows are read,
+//! newest first; spelling correction (`typo`) of a content word that no fact holds; and the
+//! sources of candidates, each bounded:
+//! 1. the facts holding the rare terms (whose rows were read while planning), best first by the
 //!    rare terms they hold (`rank::shortlist`);
 //! 2. the facts holding a rare term next to the word it has beside it in the query (`"the
 //!    zephyr" OR "zephyr scheduler"`), newest first: when more facts hold a rare term than are
@@ -108,8 +109,13 @@ pub(super) struct Plan {
 impl Plan {
     /// Whether `term` is in few enough facts for all of them to be candidates.
     pub(super) fn rare(&self, term: &Term) -> bool {
-        term.df > 0 && term.df <= self.common
+        is_rare(term.df, self.common)
     }
+}
+
+/// Whether a term that `df` facts hold is rare when more than `common` make a term common.
+fn is_rare(df: i64, common: i64) -> bool {
+    df > 0 && df <= common
 }
 
 /// Plans `query`; `None` when it has no word.
@@ -205,7 +211,7 @@ impl Term {
                  WHERE clawboo_facts_fts MATCH ?1 LIMIT ?2)",
             )?
             .query_row(rusqlite::params![expression, common + 1], |r| r.get(0))?;
-        let rows = if df > 0 && df <= common {
+        let rows = if is_rare(df, common) {
             conn.prepare_cached(
                 "SELECT rowid FROM clawboo_facts_fts WHERE clawboo_facts_fts MATCH ?1
                  ORDER BY rowid DESC",

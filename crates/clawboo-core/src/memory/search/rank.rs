@@ -47,7 +47,7 @@ pub(super) struct Families<'p> {
     /// The first two letters of each (a stem keeps a word's first two letters, so a word starting
     /// otherwise cannot be one of them and is not stemmed).
     starts: Vec<&'p str>,
-    /// Every text word met, lower-cased, and its family.
+    /// Every text word met that could be one of them, as the text spells it, and its family.
     met: HashMap<String, Family>,
 }
 
@@ -80,12 +80,11 @@ impl<'p> Families<'p> {
     /// The family of `word` as a text holds it (any case).
     fn of_word(&mut self, word: &str) -> Family {
         // Most words start with letters no query family starts with: decided without allocating.
-        let mut first_two = word.chars().take(2).flat_map(char::to_lowercase);
+        let first_two = word.chars().take(2).flat_map(char::to_lowercase);
         let could_be = self.starts.iter().any(|start| {
             let mut wanted = start.chars();
             first_two.clone().all(|c| wanted.next() == Some(c)) && wanted.next().is_none()
         });
-        first_two.next();
         if !could_be {
             return OTHER;
         }
@@ -156,8 +155,7 @@ impl Scorer {
                 continue;
             }
             // A term that no fact holds still counts (as the rarest) should a text hold it.
-            let df = (term.df.max(1) as f64).min(n);
-            idf.push((family, (1.0 + (n - df + 0.5) / (df + 0.5)).ln()));
+            idf.push((family, inverse_frequency(n, term.df.max(1))));
         }
         let best_words = idf
             .iter()

@@ -539,8 +539,7 @@ mod tests {
     }
 
     #[test]
-    fn a_fact_saying_the_whole_query_is_found_among_more_holders_of_its_rare_word_than_are_shortlisted()
-     {
+    fn an_older_fact_saying_the_whole_query_beats_a_cut_shortlist() {
         let memory = Memory::new(Db::open_in_memory().unwrap(), Embedder::none());
         let new = NewFact {
             title: "serde",
