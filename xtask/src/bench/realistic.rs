@@ -104,8 +104,9 @@ pub(super) fn memory_rows(
     if !quick {
         eprintln!("  building the {TUNING} at {MILLION} facts…");
         let million = spliced_million(&tuning);
+        let queries = million_queries(&tuning);
         let ours = Rows::OursFullText;
-        rows.extend(corpus_rows(subjects, TUNING, &million, queries_of, ours)?);
+        rows.extend(corpus_rows(subjects, TUNING, &million, &queries, ours)?);
         drop(million);
         eprintln!("  building the {HELD_OUT} at {MILLION} facts…");
         let held = held_out(MILLION, probes)?;
@@ -145,15 +146,22 @@ fn held_out(facts: usize, per_kind: usize) -> anyhow::Result<corpus::Corpus> {
     })
 }
 
-/// The tuning corpus's facts, then sentences spliced from two of its sentences (stored or held
-/// back), first half and second half, until there are a million. The corpus's facts keep their
-/// indexes, so its queries' targets stay right.
+/// A million facts made from the tuning corpus: its sentences (stored or held back) spread evenly
+/// through the store, and between them sentences spliced from two of them, first half and second
+/// half. Spread, so a query's target is as often among the newer facts as among the older ones
+/// (no reading order is favoured by where the targets sit); [`million_queries`] moves the
+/// queries' targets to where their facts went.
 pub(super) fn spliced_million(corpus: &corpus::Corpus) -> Vec<(String, String)> {
     let sentences: Vec<&(String, String)> = corpus.facts.iter().chain(&corpus.held).collect();
     let mut rng = Rng::new(0x00D1_5EED);
-    let mut facts: Vec<(String, String)> = sentences.iter().map(|&f| f.clone()).collect();
-    facts.truncate(MILLION);
+    let mut facts: Vec<(String, String)> = Vec::with_capacity(MILLION);
+    let mut next = 0;
     while facts.len() < MILLION {
+        if next < sentences.len() && million_position(next, sentences.len()) == facts.len() {
+            facts.push(sentences[next].clone());
+            next += 1;
+            continue;
+        }
         let (a, b) = (rng.pick(&sentences), rng.pick(&sentences));
         let (first, second) = (words(&a.1), words(&b.1));
         let text = format!(
@@ -164,6 +172,25 @@ pub(super) fn spliced_million(corpus: &corpus::Corpus) -> Vec<(String, String)> 
         facts.push((a.0.clone(), text));
     }
     facts
+}
+
+/// `corpus`'s queries, their targets moved to where [`spliced_million`] puts their facts.
+pub(super) fn million_queries(corpus: &corpus::Corpus) -> Vec<Query> {
+    let sentences = corpus.facts.len() + corpus.held.len();
+    corpus
+        .queries
+        .iter()
+        .map(|q| Query {
+            kind: q.kind,
+            text: q.text.clone(),
+            target: q.target.map(|t| million_position(t, sentences)),
+        })
+        .collect()
+}
+
+/// Where [`spliced_million`] puts the `index`th of `sentences` sentences: evenly spaced.
+fn million_position(index: usize, sentences: usize) -> usize {
+    index * MILLION / sentences.min(MILLION).max(1)
 }
 
 /// Which rows [`corpus_rows`] measures.
@@ -589,4 +616,64 @@ fn embed_all(db: &Path, env: &[(&str, &str)]) -> anyhow::Result<()> {
     }
     conn.execute_batch("COMMIT")?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_million_spreads_the_corpus_and_its_queries_still_find_their_facts() {
+        let fact = |i: usize| {
+            (
+                format!("t{i}"),
+                format!("sentence number {i} of the corpus"),
+            )
+        };
+        let corpus = corpus::Corpus {
+            facts: (0..1_000).map(fact).collect(),
+            queries: vec![
+                Query {
+                    kind: "words",
+                    text: "first".into(),
+                    target: Some(0),
+                },
+                Query {
+                    kind: "words",
+                    text: "middle".into(),
+                    target: Some(500),
+                },
+                Query {
+                    kind: "words",
+                    text: "last".into(),
+                    target: Some(999),
+                },
+                Query {
+                    kind: "natural",
+                    text: "no target".into(),
+                    target: None,
+                },
+            ],
+            held: (1_000..1_100).map(fact).collect(),
+        };
+        let million = spliced_million(&corpus);
+        assert_eq!(million.len(), MILLION);
+        let queries = million_queries(&corpus);
+        for (before, after) in corpus.queries.iter().zip(&queries) {
+            assert_eq!(
+                before.target.map(|t| &corpus.facts[t]),
+                after.target.map(|t| &million[t])
+            );
+        }
+        // The last target sits among the newest tenth, not among the oldest.
+        assert!(
+            queries[2].target.is_some_and(|t| t > MILLION * 9 / 10),
+            "{:?}",
+            queries[2].target
+        );
+        let sentences: Vec<_> = corpus.facts.iter().chain(&corpus.held).collect();
+        for (j, sentence) in sentences.iter().enumerate() {
+            assert_eq!(&&million[million_position(j, sentences.len())], sentence);
+        }
+    }
 }

@@ -3,8 +3,9 @@
 //! Owns: asking every query of the **tuning corpus** (`corpus`) of the search in process, in an
 //! optimised build, and printing latency (p50, p95) and recall@10 per kind of query, at 100,000
 //! facts and with `--million` at a million (the bench's spliced store). The stores are kept in
-//! `DIR` (default `target/bench-tune`) and reused while the corpus is the same size, so a change
-//! to the ranking is measured in seconds, not the minutes seeding takes.
+//! `DIR` (default `target/bench-tune`) and reused while they hold the same facts (as many, the
+//! same first and last), so a change to the ranking is measured in seconds, not the minutes
+//! seeding takes.
 //!
 //! Must never: build or read the held-out corpus (it stays out of the tuning loop; `bench
 //! --memory` reports it), or assert on a time. In-process figures leave out the stdio round trip
@@ -20,7 +21,7 @@ use clawboo_core::internal::memory::{Embedder, Entry, Memory, ReadScope, SearchM
 use clawboo_tests::{cargo_command, target_dir};
 
 use super::corpus::{self, Query};
-use super::realistic::{fact_ids, percentile, seed_in_batches, spliced_million};
+use super::realistic::{fact_ids, million_queries, percentile, seed_in_batches, spliced_million};
 use super::{median, ms};
 
 /// Facts of the smaller store.
@@ -62,7 +63,8 @@ pub fn run(million: bool, store: Option<PathBuf>, misses: Option<String>) -> any
     )?;
     if million {
         let facts = spliced_million(&tuning);
-        measure(&dir.join("tuning-1m.db"), &facts, &tuning.queries, misses)?;
+        let queries = million_queries(&tuning);
+        measure(&dir.join("tuning-1m.db"), &facts, &queries, misses)?;
     }
     Ok(())
 }
@@ -76,8 +78,7 @@ fn measure(
     queries: &[Query],
     misses: Option<&str>,
 ) -> anyhow::Result<()> {
-    let stored = stored_facts(path).unwrap_or(0);
-    if stored != facts.len() {
+    if !holds(path, facts).unwrap_or(false) {
         for suffix in ["", "-wal", "-shm"] {
             let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
         }
@@ -140,14 +141,23 @@ fn measure(
     Ok(())
 }
 
-/// How many facts the store at `path` holds.
-fn stored_facts(path: &Path) -> anyhow::Result<usize> {
+/// Whether the store at `path` holds `facts`: as many, and the same first and last (a store of
+/// another corpus or another layout differs at one of them).
+fn holds(path: &Path, facts: &[(String, String)]) -> anyhow::Result<bool> {
     if !path.exists() {
-        return Ok(0);
+        return Ok(false);
     }
     let db = Db::open(path)?;
-    let count: i64 = db
-        .conn()
-        .query_row("SELECT count(*) FROM memory_facts", [], |r| r.get(0))?;
-    Ok(usize::try_from(count).unwrap_or(0))
+    let conn = db.conn();
+    let count: i64 = conn.query_row("SELECT count(*) FROM memory_facts", [], |r| r.get(0))?;
+    let end = |order: &str| -> anyhow::Result<String> {
+        let sql = format!("SELECT content FROM memory_facts ORDER BY rowid {order} LIMIT 1");
+        Ok(conn.query_row(&sql, [], |r| r.get(0))?)
+    };
+    let (Some(first), Some(last)) = (facts.first(), facts.last()) else {
+        return Ok(count == 0);
+    };
+    Ok(usize::try_from(count) == Ok(facts.len())
+        && end("ASC")? == first.1
+        && end("DESC")? == last.1)
 }
