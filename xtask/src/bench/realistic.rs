@@ -190,7 +190,7 @@ pub(super) fn million_queries(corpus: &corpus::Corpus) -> Vec<Query> {
 
 /// Where [`spliced_million`] puts the `index`th of `sentences` sentences: evenly spaced.
 fn million_position(index: usize, sentences: usize) -> usize {
-    index * MILLION / sentences.min(MILLION).max(1)
+    index * MILLION / sentences.clamp(1, MILLION)
 }
 
 /// Which rows [`corpus_rows`] measures.
