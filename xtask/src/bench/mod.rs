@@ -474,14 +474,14 @@ fn print_table(subjects: &[Subject], rows: &[Row]) {
     }
 }
 
-/// How many times better ours is than `other`: for rates (`…/s`) ours/other, for times and sizes
-/// other/ours.
+/// How many times better ours is than `other`: for rates (`…/s`) and shares (recall) ours/other,
+/// for times and sizes other/ours.
 fn ratio(unit: &str, ours: Option<f64>, other: Option<f64>) -> Option<f64> {
     let (ours, other) = (ours?, other?);
     if ours <= 0.0 || other <= 0.0 {
         return None;
     }
-    Some(if unit.ends_with("/s") {
+    Some(if unit.ends_with("/s") || unit == "share" {
         ours / other
     } else {
         other / ours
@@ -511,4 +511,21 @@ fn write_json(subjects: &[Subject], rows: &[Row]) -> anyhow::Result<PathBuf> {
         serde_json::to_string_pretty(&json!({ "results": results }))?,
     )?;
     Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ratio;
+
+    #[test]
+    fn a_ratio_above_one_means_ours_is_better_whichever_way_the_unit_points() {
+        // Rates and recall: higher is better.
+        assert_eq!(ratio("calls/s", Some(200.0), Some(50.0)), Some(4.0));
+        assert_eq!(ratio("share", Some(1.0), Some(0.5)), Some(2.0));
+        // Times and sizes: lower is better.
+        assert_eq!(ratio("ms", Some(2.0), Some(8.0)), Some(4.0));
+        assert_eq!(ratio("KiB", Some(10.0), Some(5.0)), Some(0.5));
+        assert_eq!(ratio("share", Some(0.0), Some(0.5)), None);
+        assert_eq!(ratio("ms", None, Some(8.0)), None);
+    }
 }

@@ -24,7 +24,7 @@ use anyhow::{Context, bail};
 use clawboo_core::Db;
 use clawboo_core::internal::memory::{self, embed};
 use clawboo_tests::heldout;
-use clawboo_tests::{Rng, Server, TempDir, bin_path, loopback};
+use clawboo_tests::{Rng, Server, TempDir, ToolReply, bin_path, loopback};
 use serde_json::{Value, json};
 
 use super::corpus::{self, Query};
@@ -336,7 +336,7 @@ fn answer(
     Ok(Some(answers))
 }
 
-/// One `memory_search` call; its hits (ours answer a list, the reference `{results: […]}`).
+/// One `memory_search` call; its hits (see [`hits_of`]).
 pub(super) fn search(server: &mut Server, query: &str, mode: &str) -> anyhow::Result<Vec<Value>> {
     let reply = server.call(
         "memory_search",
@@ -348,12 +348,23 @@ pub(super) fn search(server: &mut Server, query: &str, mode: &str) -> anyhow::Re
     if mode != "fts" && reply.blocks.len() > 1 {
         bail!("memory_search {mode} degraded: {}", reply.blocks[1]);
     }
-    let hits: Value = serde_json::from_str(reply.text()).unwrap_or(Value::Null);
-    Ok(hits
-        .as_array()
-        .or_else(|| hits["results"].as_array())
-        .cloned()
-        .unwrap_or_default())
+    hits_of(&reply).with_context(|| {
+        let text: String = reply.text().chars().take(200).collect();
+        format!("memory_search answered no list of hits: {text}")
+    })
+}
+
+/// The hits of a `memory_search` answer from any stdio MCP memory server, each an object with the
+/// fact's `id`: the first text block as JSON, a list (ours and the reference's answer) or
+/// `{"results": […]}`, else `structuredContent` in either shape. `None` when the answer holds no
+/// such list, so a format the bench cannot read is an error rather than a row of misses.
+fn hits_of(reply: &ToolReply) -> Option<Vec<Value>> {
+    let list = |v: &Value| v.as_array().or_else(|| v["results"].as_array()).cloned();
+    serde_json::from_str::<Value>(reply.text())
+        .ok()
+        .as_ref()
+        .and_then(list)
+        .or_else(|| list(&reply.raw["structuredContent"]))
 }
 
 /// Over [`FIRST_QUERIES`] fresh processes, each asking another of `queries` right after
@@ -589,4 +600,36 @@ fn embed_all(db: &Path, env: &[(&str, &str)]) -> anyhow::Result<()> {
     }
     conn.execute_batch("COMMIT")?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reply(result: Value) -> ToolReply {
+        ToolReply::from_result(result)
+    }
+
+    #[test]
+    fn hits_are_read_from_the_text_or_the_structured_content_in_either_shape() {
+        let hit = json!({"id": "f1", "title": "t"});
+        let text = |v: &Value| json!({"content": [{"type": "text", "text": v.to_string()}], "isError": false});
+        assert_eq!(
+            hits_of(&reply(text(&json!([hit])))),
+            Some(vec![hit.clone()])
+        );
+        assert_eq!(
+            hits_of(&reply(text(&json!({"results": [hit]})))),
+            Some(vec![hit.clone()])
+        );
+        assert_eq!(hits_of(&reply(text(&json!([])))), Some(Vec::new()));
+        let structured = json!({
+            "content": [{"type": "text", "text": "1 fact found: f1"}],
+            "structuredContent": {"results": [hit]},
+            "isError": false,
+        });
+        assert_eq!(hits_of(&reply(structured)), Some(vec![hit]));
+        let neither = json!({"content": [{"type": "text", "text": "f1"}], "isError": false});
+        assert_eq!(hits_of(&reply(neither)), None);
+    }
 }
