@@ -5,9 +5,9 @@
 //! built another way; called here, never read to tune). For each, at 100,000 facts (10,000 with
 //! `--quick`): full-text latency (p50, p95) and recall@10 per kind of query, the first query of a
 //! fresh process and its peak RSS, vector and hybrid latency and recall@10 over every fact
-//! embedded with 768 dimensions; at a million facts (not with `--quick`): the full-text rows and
-//! the file's size. Plus pipelined `ping` throughput and `memory_save` rate. A child of `bench`
-//! (it adds rows to its table).
+//! embedded with 768 dimensions; at a million facts (not with `--quick` or `--no-million`): the
+//! full-text rows and the file's size. Plus pipelined `ping` throughput and `memory_save` rate. A
+//! child of `bench` (it adds rows to its table).
 //!
 //! Owns: [`corpus_rows`], the rows of one corpus at one size; seeding a store in bounded
 //! transactions ([`seed_in_batches`]); the million-fact stores (the tuning corpus's sentences, then
@@ -48,6 +48,7 @@ const HELD_OUT: &str = "held-out corpus";
 pub(super) fn add_rows(
     subjects: &[Subject],
     quick: bool,
+    million: bool,
     rows: &mut Vec<Row>,
 ) -> anyhow::Result<()> {
     let (pings, saves) = if quick { (2_000, 200) } else { (20_000, 2_000) };
@@ -65,14 +66,15 @@ pub(super) fn add_rows(
         3,
         |s| save_rate(s, saves),
     )?);
-    memory_rows(subjects, quick, rows)
+    memory_rows(subjects, quick, million, rows)
 }
 
-/// The memory search rows alone (`--memory`): both corpora, and unless `quick` a million facts of
-/// each.
+/// The memory search rows alone (`--memory`): both corpora at 100k facts (10k if `quick`), and
+/// with `million` a million facts of each.
 pub(super) fn memory_rows(
     subjects: &[Subject],
     quick: bool,
+    million: bool,
     rows: &mut Vec<Row>,
 ) -> anyhow::Result<()> {
     // Natural queries, and probes of each kind.
@@ -101,7 +103,7 @@ pub(super) fn memory_rows(
         Rows::Compared,
     )?);
     drop(held);
-    if !quick {
+    if million {
         eprintln!("  building the {TUNING} at {MILLION} facts…");
         let million = spliced_million(&tuning);
         let ours = Rows::OursFullText;
@@ -613,7 +615,10 @@ mod tests {
     #[test]
     fn hits_are_read_from_the_text_or_the_structured_content_in_either_shape() {
         let hit = json!({"id": "f1", "title": "t"});
-        let text = |v: &Value| json!({"content": [{"type": "text", "text": v.to_string()}], "isError": false});
+        let text = |v: &Value| {
+            let block = json!({"type": "text", "text": v.to_string()});
+            json!({"content": [block], "isError": false})
+        };
         assert_eq!(
             hits_of(&reply(text(&json!([hit])))),
             Some(vec![hit.clone()])
