@@ -50,13 +50,16 @@ const VERBS: [Verb; 7] = [
     },
     Verb {
         name: "bench",
-        synopsis: "[--quick] [--memory | --http] [--vs 'COMMAND']...",
+        synopsis: "[--quick] [--memory | --http] [--no-million] [--vs 'COMMAND']...",
         about: "whole-process benchmarks over stdio with the release bins (cold start, round\n\
                 trips, 16 sessions over HTTP vs 16 stdio processes, the Python SDK's round trips,\n\
                 200 agents on one host calm and abused, an 8-process claim race, memory search at\n\
                 10k/100k facts, peak RSS, scrubber MB/s, the vector index);\n\
                 --quick for a smoke run (no million-fact store), --memory for the memory_search rows\n\
-                only, --http for the HTTP rows only, --vs 'COMMAND' to compare another stdio server",
+                only, --http for the HTTP rows only, --no-million to leave out the million-fact\n\
+                stores and the vector index's rows (bench-vectors runs those), --vs 'COMMAND' to\n\
+                compare another stdio server (e.g. --memory --no-million --vs 'node …/memory.js':\n\
+                both corpora at 100k facts beside the reference)",
         run: bench_verb,
     },
     Verb {
@@ -108,21 +111,23 @@ fn flags(mut args: Args, allowed: &[&'static str]) -> anyhow::Result<Vec<&'stati
     Ok(on)
 }
 
-/// `bench [--quick] [--memory | --http] [--vs 'COMMAND']...`.
+/// `bench [--quick] [--memory | --http] [--no-million] [--vs 'COMMAND']...`.
 fn bench_verb(mut args: Args) -> anyhow::Result<()> {
     let mut quick = false;
     let mut part = bench::Part::All;
+    let mut no_million = false;
     let mut vs = Vec::new();
     while let Some(word) = args.next_word()? {
         match &word {
             Word::Flag(flag) if flag == "--quick" => quick = true,
             Word::Flag(flag) if flag == "--memory" => part = bench::Part::Memory,
             Word::Flag(flag) if flag == "--http" => part = bench::Part::Http,
+            Word::Flag(flag) if flag == "--no-million" => no_million = true,
             Word::Flag(flag) if flag == "--vs" => vs.push(args.value()?),
             _ => return Err(word.unexpected().into()),
         }
     }
-    bench::run(quick, part, vs)
+    bench::run(quick, part, no_million, vs)
 }
 
 /// `bench-tune [--million] [--store DIR] [--misses KIND]`.

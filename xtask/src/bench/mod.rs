@@ -24,7 +24,10 @@
 //! whose tools it lists, and prints the ratios. `--quick` shrinks every workload for a smoke run
 //! (and leaves out the million facts). `--memory` runs the memory search rows only (the vector
 //! index's included), `--http` the HTTP rows only (`get_task` over HTTP and stdio, the Python
-//! SDK's, the load).
+//! SDK's, the load). `--no-million` leaves out the million-fact stores, and with them the vector
+//! index's rows (its 100k and 1M stores are one workload; `bench-vectors` runs it alone): `--memory
+//! --no-million --vs 'COMMAND'` is the 100k comparison of both corpora and nothing else that runs
+//! long.
 //!
 //! This module runs the benchmarks and reports them (the table and `bench.json`); the workloads
 //! live beside it: `stdio` (cold start, round trips, the claim race, peak RSS), `facts` (the
@@ -175,11 +178,17 @@ pub enum Part {
     Http,
 }
 
-/// `cargo xtask bench [--quick] [--memory | --http] [--vs 'COMMAND']...` (the flags read by
-/// `main`): `quick` shrinks every workload, `part` picks the rows, each of `vs` is a comparison
-/// server's command.
-pub fn run(quick: bool, part: Part, vs: Vec<String>) -> anyhow::Result<()> {
+/// `cargo xtask bench [--quick] [--memory | --http] [--no-million] [--vs 'COMMAND']...` (the flags
+/// read by `main`): `quick` shrinks every workload, `part` picks the rows, `no_million` leaves out
+/// the million-fact stores (and the vector index's rows), each of `vs` is a comparison server's
+/// command.
+pub fn run(quick: bool, part: Part, no_million: bool, vs: Vec<String>) -> anyhow::Result<()> {
     let vs: Vec<Subject> = vs.into_iter().map(Subject::Vs).collect();
+    // The million-fact stores: never with `--quick` (it shrinks them), nor with `--no-million`.
+    let million = !quick && !no_million;
+    // The vector index's rows build their 100k and 1M stores together, so they run when the
+    // million does (or shrunk, with `--quick`).
+    let vector_rows = quick || million;
     probe::build_bins("release")?;
     let sizes = Sizes::new(quick);
     let mut subjects = vec![Subject::Ours];
@@ -217,11 +226,14 @@ pub fn run(quick: bool, part: Part, vs: Vec<String>) -> anyhow::Result<()> {
         }
     }
     if memory_only {
-        realistic::memory_rows(&subjects, quick, &mut rows)?;
-        vectors::add_rows(&subjects, quick, &mut rows)?;
+        realistic::memory_rows(&subjects, quick, million, &mut rows)?;
     } else {
-        realistic::add_rows(&subjects, quick, &mut rows)?;
+        realistic::add_rows(&subjects, quick, million, &mut rows)?;
+    }
+    if vector_rows {
         vectors::add_rows(&subjects, quick, &mut rows)?;
+    }
+    if !memory_only {
         other_rows(&subjects, quick, &mut rows)?;
         // Waiting (`waitMs`) is ours: the host's CPU with waiting subscribers, the wake-up latency.
         for (name, unit, value) in wait::rows(quick)? {
@@ -474,14 +486,14 @@ fn print_table(subjects: &[Subject], rows: &[Row]) {
     }
 }
 
-/// How many times better ours is than `other`: for rates (`…/s`) ours/other, for times and sizes
-/// other/ours.
+/// How many times better ours is than `other`: for rates (`…/s`) and shares (recall) ours/other,
+/// for times and sizes other/ours.
 fn ratio(unit: &str, ours: Option<f64>, other: Option<f64>) -> Option<f64> {
     let (ours, other) = (ours?, other?);
     if ours <= 0.0 || other <= 0.0 {
         return None;
     }
-    Some(if unit.ends_with("/s") {
+    Some(if unit.ends_with("/s") || unit == "share" {
         ours / other
     } else {
         other / ours
@@ -511,4 +523,21 @@ fn write_json(subjects: &[Subject], rows: &[Row]) -> anyhow::Result<PathBuf> {
         serde_json::to_string_pretty(&json!({ "results": results }))?,
     )?;
     Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ratio;
+
+    #[test]
+    fn a_ratio_above_one_means_ours_is_better_whichever_way_the_unit_points() {
+        // Rates and recall: higher is better.
+        assert_eq!(ratio("calls/s", Some(200.0), Some(50.0)), Some(4.0));
+        assert_eq!(ratio("share", Some(1.0), Some(0.5)), Some(2.0));
+        // Times and sizes: lower is better.
+        assert_eq!(ratio("ms", Some(2.0), Some(8.0)), Some(4.0));
+        assert_eq!(ratio("KiB", Some(10.0), Some(5.0)), Some(0.5));
+        assert_eq!(ratio("share", Some(0.0), Some(0.5)), None);
+        assert_eq!(ratio("ms", None, Some(8.0)), None);
+    }
 }

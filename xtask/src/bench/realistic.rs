@@ -5,9 +5,9 @@
 //! built another way; called here, never read to tune). For each, at 100,000 facts (10,000 with
 //! `--quick`): full-text latency (p50, p95) and recall@10 per kind of query, the first query of a
 //! fresh process and its peak RSS, vector and hybrid latency and recall@10 over every fact
-//! embedded with 768 dimensions; at a million facts (not with `--quick`): the full-text rows and
-//! the file's size. Plus pipelined `ping` throughput and `memory_save` rate. A child of `bench`
-//! (it adds rows to its table).
+//! embedded with 768 dimensions; at a million facts (not with `--quick` or `--no-million`): the
+//! full-text rows and the file's size. Plus pipelined `ping` throughput and `memory_save` rate. A
+//! child of `bench` (it adds rows to its table).
 //!
 //! Owns: [`corpus_rows`], the rows of one corpus at one size; seeding a store in bounded
 //! transactions ([`seed_in_batches`]); the million-fact stores (the tuning corpus's sentences, then
@@ -24,7 +24,7 @@ use anyhow::{Context, bail};
 use clawboo_core::Db;
 use clawboo_core::internal::memory::{self, embed};
 use clawboo_tests::heldout;
-use clawboo_tests::{Rng, Server, TempDir, bin_path, loopback};
+use clawboo_tests::{Rng, Server, TempDir, ToolReply, bin_path, loopback};
 use serde_json::{Value, json};
 
 use super::corpus::{self, Query};
@@ -48,6 +48,7 @@ const HELD_OUT: &str = "held-out corpus";
 pub(super) fn add_rows(
     subjects: &[Subject],
     quick: bool,
+    million: bool,
     rows: &mut Vec<Row>,
 ) -> anyhow::Result<()> {
     let (pings, saves) = if quick { (2_000, 200) } else { (20_000, 2_000) };
@@ -65,14 +66,15 @@ pub(super) fn add_rows(
         3,
         |s| save_rate(s, saves),
     )?);
-    memory_rows(subjects, quick, rows)
+    memory_rows(subjects, quick, million, rows)
 }
 
-/// The memory search rows alone (`--memory`): both corpora, and unless `quick` a million facts of
-/// each.
+/// The memory search rows alone (`--memory`): both corpora at 100k facts (10k if `quick`), and
+/// with `million` a million facts of each.
 pub(super) fn memory_rows(
     subjects: &[Subject],
     quick: bool,
+    million: bool,
     rows: &mut Vec<Row>,
 ) -> anyhow::Result<()> {
     // Natural queries, and probes of each kind.
@@ -101,7 +103,7 @@ pub(super) fn memory_rows(
         Rows::Compared,
     )?);
     drop(held);
-    if !quick {
+    if million {
         eprintln!("  building the {TUNING} at {MILLION} facts…");
         let million = spliced_million(&tuning);
         let queries = million_queries(&tuning);
@@ -363,7 +365,7 @@ fn answer(
     Ok(Some(answers))
 }
 
-/// One `memory_search` call; its hits (ours answer a list, the reference `{results: […]}`).
+/// One `memory_search` call; its hits (see [`hits_of`]).
 pub(super) fn search(server: &mut Server, query: &str, mode: &str) -> anyhow::Result<Vec<Value>> {
     let reply = server.call(
         "memory_search",
@@ -375,12 +377,23 @@ pub(super) fn search(server: &mut Server, query: &str, mode: &str) -> anyhow::Re
     if mode != "fts" && reply.blocks.len() > 1 {
         bail!("memory_search {mode} degraded: {}", reply.blocks[1]);
     }
-    let hits: Value = serde_json::from_str(reply.text()).unwrap_or(Value::Null);
-    Ok(hits
-        .as_array()
-        .or_else(|| hits["results"].as_array())
-        .cloned()
-        .unwrap_or_default())
+    hits_of(&reply).with_context(|| {
+        let text: String = reply.text().chars().take(200).collect();
+        format!("memory_search answered no list of hits: {text}")
+    })
+}
+
+/// The hits of a `memory_search` answer from any stdio MCP memory server, each an object with the
+/// fact's `id`: the first text block as JSON, a list (ours and the reference's answer) or
+/// `{"results": […]}`, else `structuredContent` in either shape. `None` when the answer holds no
+/// such list, so a format the bench cannot read is an error rather than a row of misses.
+fn hits_of(reply: &ToolReply) -> Option<Vec<Value>> {
+    let list = |v: &Value| v.as_array().or_else(|| v["results"].as_array()).cloned();
+    serde_json::from_str::<Value>(reply.text())
+        .ok()
+        .as_ref()
+        .and_then(list)
+        .or_else(|| list(&reply.raw["structuredContent"]))
 }
 
 /// Over [`FIRST_QUERIES`] fresh processes, each asking another of `queries` right after
@@ -675,5 +688,35 @@ mod tests {
         for (j, sentence) in sentences.iter().enumerate() {
             assert_eq!(&&million[million_position(j, sentences.len())], sentence);
         }
+    }
+
+    fn reply(result: Value) -> ToolReply {
+        ToolReply::from_result(result)
+    }
+
+    #[test]
+    fn hits_are_read_from_the_text_or_the_structured_content_in_either_shape() {
+        let hit = json!({"id": "f1", "title": "t"});
+        let text = |v: &Value| {
+            let block = json!({"type": "text", "text": v.to_string()});
+            json!({"content": [block], "isError": false})
+        };
+        assert_eq!(
+            hits_of(&reply(text(&json!([hit])))),
+            Some(vec![hit.clone()])
+        );
+        assert_eq!(
+            hits_of(&reply(text(&json!({"results": [hit]})))),
+            Some(vec![hit.clone()])
+        );
+        assert_eq!(hits_of(&reply(text(&json!([])))), Some(Vec::new()));
+        let structured = json!({
+            "content": [{"type": "text", "text": "1 fact found: f1"}],
+            "structuredContent": {"results": [hit]},
+            "isError": false,
+        });
+        assert_eq!(hits_of(&reply(structured)), Some(vec![hit]));
+        let neither = json!({"content": [{"type": "text", "text": "f1"}], "isError": false});
+        assert_eq!(hits_of(&reply(neither)), None);
     }
 }
