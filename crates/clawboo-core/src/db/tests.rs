@@ -199,3 +199,33 @@ fn an_unwritable_folder_names_the_operating_system_cause() {
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn a_cached_statement_is_not_planned_again_when_its_values_change() {
+    let dir = std::env::temp_dir().join(format!("clawboo-db-stable-plans-{}", new_id()));
+    let db = Db::open(&dir.join("clawboo.db")).unwrap();
+    let conn = db.conn();
+    conn.execute_batch(
+        "CREATE VIRTUAL TABLE words USING fts5(body);
+         INSERT INTO words(body) VALUES ('one lock'), ('two locks'), ('the lock again');",
+    )
+    .unwrap();
+    // A `MATCH ?` and a `LIMIT ?`: without stable plans SQLite marks such a statement expired at
+    // every bind and prepares it again at its next step.
+    let sql = "SELECT count(*) FROM (SELECT 1 FROM words WHERE words MATCH ?1 LIMIT ?2)";
+    for (query, limit, expected) in [("lock", 5, 2), ("lock OR locks", 1, 1), ("two", 9, 1)] {
+        let mut statement = conn.prepare_cached(sql).unwrap();
+        let found: i64 = statement
+            .query_row(rusqlite::params![query, limit], |r| r.get(0))
+            .unwrap();
+        assert_eq!(found, expected, "{query}");
+        assert_eq!(
+            statement.get_status(rusqlite::StatementStatus::RePrepare),
+            0,
+            "prepared again for {query:?}"
+        );
+    }
+    drop(conn);
+    drop(db);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
