@@ -205,25 +205,21 @@ impl Term {
         common: i64,
     ) -> Result<Self, MemoryError> {
         let expression = query::match_any(&forms);
-        let df: i64 = conn
+        // One read: the count, and the rows as a list that is only parsed when they are few.
+        let (df, list): (i64, Option<String>) = conn
             .prepare_cached(
-                "SELECT count(*) FROM (SELECT 1 FROM clawboo_facts_fts
-                 WHERE clawboo_facts_fts MATCH ?1 LIMIT ?2)",
+                "SELECT count(*), group_concat(rowid) FROM (SELECT rowid FROM clawboo_facts_fts
+                 WHERE clawboo_facts_fts MATCH ?1 ORDER BY rowid LIMIT ?2)",
             )?
-            .query_row(rusqlite::params![expression, common + 1], |r| r.get(0))?;
-        let rows = if is_rare(df, common) {
-            // Read forwards and turned round: FTS5 reads a doclist backwards far more slowly.
-            let mut rows: Vec<i64> = conn
-                .prepare_cached(
-                    "SELECT rowid FROM clawboo_facts_fts WHERE clawboo_facts_fts MATCH ?1
-                     ORDER BY rowid",
-                )?
-                .query_map([&expression], |r| r.get(0))?
-                .collect::<rusqlite::Result<_>>()?;
-            rows.reverse();
-            rows
-        } else {
-            Vec::new()
+            .query_row(rusqlite::params![expression, common + 1], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?;
+        let rows = match list {
+            // Read forwards (FTS5 reads a doclist backwards far more slowly), turned round here.
+            Some(list) if is_rare(df, common) => {
+                list.split(',').rev().filter_map(|r| r.parse().ok()).collect()
+            }
+            _ => Vec::new(),
         };
         Ok(Self {
             forms,
