@@ -408,6 +408,10 @@ fn compact_removes_old_rows_in_batches_keeps_young_ones_pending_approvals_and_ea
         [("audit".to_owned(), 2_000), ("posts".to_owned(), 4)]
     );
     assert_eq!(dry["vacuumed"], false);
+    assert!(
+        dry["indexMergeSteps"].is_null(),
+        "a dry run merges nothing: {dry}"
+    );
     assert_eq!(count(&db, "SELECT count(*) FROM tool_call_audit"), 2_005);
     assert_eq!(count(&db, "SELECT count(*) FROM team_chat"), 6);
 
@@ -430,6 +434,7 @@ fn compact_removes_old_rows_in_batches_keeps_young_ones_pending_approvals_and_ea
     assert_eq!(kinds[1]["rows"], 4);
     assert_eq!(kinds[2]["rows"], 1);
     assert_eq!(done["vacuumed"], true);
+    assert!(done["indexMergeSteps"].is_u64(), "{done}");
     assert!(done["sizeBefore"]["file"].as_u64().unwrap() > 0);
     assert!(done["sizeAfter"]["file"].as_u64().unwrap() > 0);
     assert_eq!(done["sizeAfter"]["wal"], 0, "{done}");

@@ -3,7 +3,8 @@
 //! Owns: asking every query of the **tuning corpus** (`corpus`) of the search in process, in an
 //! optimised build, and printing latency (p50, p95 by the wall clock; the mean time on the CPU,
 //! which a loaded machine disturbs less) and recall@10 per kind of query, at 100,000 facts and
-//! with `--million` at a million (the bench's spliced store). The stores are kept in
+//! with `--million` at a million (the bench's spliced store), each as its writes left it and as a
+//! copy whose full-text indexes the host's upkeep merged. The stores are kept in
 //! `DIR` (default `target/bench-tune`) and reused while they hold the same facts (as many, the
 //! same at eight places), so a change to the ranking is measured in seconds, not the minutes
 //! seeding takes.
@@ -18,7 +19,7 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 use clawboo_core::Db;
-use clawboo_core::internal::memory::{Embedder, Entry, Memory, ReadScope, SearchMode};
+use clawboo_core::internal::memory::{self, Embedder, Entry, Memory, ReadScope, SearchMode};
 use clawboo_tests::{cargo_command, target_dir};
 
 use super::corpus::{self, Query};
@@ -70,15 +71,34 @@ pub fn run(million: bool, store: Option<PathBuf>, misses: Option<String>) -> any
     Ok(())
 }
 
-/// Seeds `path` with `facts` unless it already holds as many, then asks every query and prints
-/// the figures, and each query of kind `misses` whose fact was not in the top 10 (the query, the
-/// fact, the top 3).
+/// Seeds `path` with `facts` unless it already holds them, then asks every query of it and of a
+/// copy whose full-text indexes are merged (as the host's upkeep leaves them) and prints the
+/// figures, and each query of kind `misses` whose fact was not in the top 10 (the query, the fact,
+/// the top 3).
 fn measure(
     path: &Path,
     facts: &[(String, String)],
     queries: &[Query],
     misses: Option<&str>,
 ) -> anyhow::Result<()> {
+    keep_store(path, facts)?;
+    ask_all(path, "as written", facts, queries, misses)?;
+    // The same store after the upkeep the host runs hourly: every full-text index one segment.
+    let merged = path.with_extension("merged.db");
+    if !holds(&merged, facts).unwrap_or(false) {
+        {
+            let db = Db::open(path)?;
+            db.conn()
+                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+        }
+        std::fs::copy(path, &merged).with_context(|| format!("copy to {}", merged.display()))?;
+    }
+    memory::merge_text_indexes(&Db::open(&merged)?.conn())?;
+    ask_all(&merged, "index merged by upkeep", facts, queries, misses)
+}
+
+/// Seeds `path` with `facts` unless it already holds them.
+fn keep_store(path: &Path, facts: &[(String, String)]) -> anyhow::Result<()> {
     if !holds(path, facts).unwrap_or(false) {
         for suffix in ["", "-wal", "-shm"] {
             let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
@@ -88,6 +108,17 @@ fn measure(
         seed_in_batches(path, facts.iter().map(|(t, c)| (t.as_str(), c.as_str())))?;
         eprintln!("stored in {:.0} s", started.elapsed().as_secs_f64());
     }
+    Ok(())
+}
+
+/// Asks every query of the store at `path` (`state`: how its index is) and prints the figures.
+fn ask_all(
+    path: &Path,
+    state: &str,
+    facts: &[(String, String)],
+    queries: &[Query],
+    misses: Option<&str>,
+) -> anyhow::Result<()> {
     let ids = fact_ids(path)?;
     let memory = Memory::new(Db::open(path)?, Embedder::none());
     let scope = ReadScope::new(None, None, None);
@@ -126,7 +157,7 @@ fn measure(
             counts.1 += 1;
         }
     }
-    println!("{} facts:", facts.len());
+    println!("{} facts, {state}:", facts.len());
     let all: Vec<f64> = latency.values().flatten().copied().collect();
     println!(
         "  every query: p50 {:.2} ms, p95 {:.2} ms",

@@ -18,6 +18,7 @@ use crate::args::{Args, Usage, Word};
 use crate::db::backup::{self as db_backup, CheckReport};
 use crate::db::{Clock, Db, default_db_path, retention as db_retention};
 use crate::host;
+use crate::memory::merge_text_indexes;
 use crate::schema::retention::{self, Kind, Policy};
 
 /// The upkeep commands: `(words, synopsis, what it does)`, as every bin's help lists them.
@@ -47,7 +48,8 @@ pub fn commands() -> Vec<(Vec<&'static str>, &'static str, &'static str)> {
             vec!["compact"],
             "[--audit-days N] [--posts-days N] [--approvals-days N] [--dry-run] [--json]",
             "apply the retention policy once (CLAWBOO_RETAIN_*_DAYS, the flags override; off by default),\n\
-             then VACUUM and truncate the WAL; prints what was removed and the file size before and after",
+             merge the memory's full-text indexes, then VACUUM and truncate the WAL; prints what was\n\
+             removed and the file size before and after",
         ),
         (
             vec!["doctor"],
@@ -254,10 +256,13 @@ fn compact(rest: &[String]) -> Result<String, Failure> {
     let conn = db.conn();
     let report = retention::apply(&conn, &policy, dry_run, None)
         .map_err(|e| Failure::Failed(e.to_string()))?;
-    let checkpoint = if dry_run {
-        None
+    let (merge_steps, checkpoint) = if dry_run {
+        (None, None)
     } else {
-        Some(db_retention::reclaim(&conn).map_err(|e| Failure::Failed(e.to_string()))?)
+        let steps = merge_text_indexes(&conn).map_err(|e| Failure::Failed(e.to_string()))?;
+        let checkpoint =
+            db_retention::reclaim(&conn).map_err(|e| Failure::Failed(e.to_string()))?;
+        (Some(steps), Some(checkpoint))
     };
     drop(conn);
     let after = Sizes::of(&live);
@@ -266,6 +271,7 @@ fn compact(rest: &[String]) -> Result<String, Failure> {
         let value = json!({
             "database": shown.display().to_string(),
             "retention": report,
+            "indexMergeSteps": merge_steps,
             "vacuumed": checkpoint.is_some(),
             "walBusy": checkpoint.is_some_and(|c| c.busy),
             "sizeBefore": before,
@@ -281,8 +287,13 @@ fn compact(rest: &[String]) -> Result<String, Failure> {
         }
         Some(_) => "space: VACUUM done, WAL truncated".to_owned(),
     };
+    let merged = match merge_steps {
+        None => String::new(),
+        Some(0) => "full-text indexes: already merged\n".to_owned(),
+        Some(n) => format!("full-text indexes: merged in {n} steps\n"),
+    };
     Ok(format!(
-        "compacted {}\nretention: {}\n{reclaimed}\nsize: {} bytes before (file {} + WAL {}), {} bytes after (file {} + WAL {})",
+        "compacted {}\nretention: {}\n{merged}{reclaimed}\nsize: {} bytes before (file {} + WAL {}), {} bytes after (file {} + WAL {})",
         shown.display(),
         report.summary(),
         before.total(),

@@ -30,12 +30,14 @@ use super::limits::OVER_CAPACITY;
 use super::routes::State;
 use crate::db::{Clock, Db};
 use crate::log;
+use crate::memory::merge_text_indexes;
 use crate::schema::retention::{self, Policy};
 
 /// How often idle sessions are looked for.
 const SWEEP_EVERY: Duration = Duration::from_secs(30);
 
-/// How often the retention policy is applied (after once at start).
+/// How often the retention policy is applied and the full-text indexes merged (after once at
+/// start).
 pub const RETAIN_EVERY: Duration = Duration::from_secs(3600);
 
 /// A host bound to its address, ready to run.
@@ -95,8 +97,7 @@ impl Host {
                 }
             }
         });
-        let retainer = (!self.retention.is_off())
-            .then(|| tokio::spawn(retain(state.db_path.clone(), self.retention)));
+        let upkeeper = tokio::spawn(upkeep(state.db_path.clone(), self.retention));
         let slots = Arc::new(Semaphore::new(limits.max_connections));
         let (closing, _) = watch::channel(false);
         let mut connections = tokio::task::JoinSet::new();
@@ -126,9 +127,7 @@ impl Host {
             });
         }
         sweeper.abort();
-        if let Some(retainer) = retainer {
-            retainer.abort();
-        }
+        upkeeper.abort();
         log::info("shutting down: finishing in-flight calls, then ending every session");
         let _ = closing.send(true);
         for mount in &state.mounts {
@@ -144,23 +143,28 @@ impl Host {
     }
 }
 
-/// Applies `policy` to the file at `path` now and every [`RETAIN_EVERY`]; a failure is logged and
-/// tried again next time. The database's clock is the bins' (`Clock::from_env`).
-async fn retain(path: std::path::PathBuf, policy: Policy) {
+/// Now and every [`RETAIN_EVERY`]: applies `policy` to the file at `path` (unless it keeps every
+/// row) and merges the memory's full-text indexes (`memory::merge_text_indexes`); a failure is
+/// logged and tried again next time. The database's clock is the bins' (`Clock::from_env`).
+async fn upkeep(path: std::path::PathBuf, policy: Policy) {
     let mut tick = tokio::time::interval(RETAIN_EVERY);
     loop {
         tick.tick().await;
         let path = path.clone();
         let outcome = tokio::task::spawn_blocking(move || {
-            let db = Db::open(&path)?.with_clock(Clock::from_env());
+            let db = Db::open(&path).map_err(|e| e.to_string())?;
+            let db = db.with_clock(Clock::from_env());
             let conn = db.conn();
-            retention::apply(&conn, &policy, false, None)
+            if !policy.is_off() {
+                retention::apply(&conn, &policy, false, None).map_err(|e| e.to_string())?;
+            }
+            merge_text_indexes(&conn).map_err(|e| e.to_string())
         })
         .await;
         match outcome {
             Ok(Ok(_)) => {}
-            Ok(Err(e)) => log::warn(&format!("retention failed (tried again in an hour): {e}")),
-            Err(e) => log::warn(&format!("retention stopped: {e}")),
+            Ok(Err(e)) => log::warn(&format!("upkeep failed (tried again in an hour): {e}")),
+            Err(e) => log::warn(&format!("upkeep stopped: {e}")),
         }
     }
 }

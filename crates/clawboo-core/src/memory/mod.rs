@@ -40,6 +40,7 @@ mod query;
 mod scope;
 mod search;
 mod sql;
+mod upkeep;
 mod vectors;
 
 use rusqlite::{Connection, Row, params};
@@ -53,6 +54,7 @@ pub use scope::{ReadScope, TeamView, WriteScope};
 pub use search::{MatchedVia, SearchHit, SearchMode, SearchOutcome};
 pub use sql::SCHEMA;
 pub(crate) use sql::{fact_columns, latest_procedure_only, procedure_columns, scope_filter};
+pub use upkeep::merge_text_indexes;
 pub use vectors::{SCHEMA as VECTOR_SCHEMA, catch_up as catch_up_vectors};
 
 use crate::db::{Conn, Db, immediate, new_id};

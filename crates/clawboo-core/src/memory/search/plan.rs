@@ -216,9 +216,11 @@ impl Term {
             })?;
         let rows = match list {
             // Read forwards (FTS5 reads a doclist backwards far more slowly), turned round here.
-            Some(list) if is_rare(df, common) => {
-                list.split(',').rev().filter_map(|r| r.parse().ok()).collect()
-            }
+            Some(list) if is_rare(df, common) => list
+                .split(',')
+                .rev()
+                .filter_map(|r| r.parse().ok())
+                .collect(),
             _ => Vec::new(),
         };
         Ok(Self {
