@@ -7,8 +7,10 @@
 //!   frequency `ln(1 + (N − df + ½) / (df + ½))` (a rare word outweighs a common one), saturated
 //!   by how often the text holds it (k1 = [`K1`]) and normalised by the text's length against the
 //!   candidates' mean (b = [`B`]); a word in the title (or a procedure's name) counts
-//!   [`TITLE_WEIGHT`] times one in the content. The sum is divided by the most a text could score,
-//!   so a text holding every term scores about 1;
+//!   [`TITLE_WEIGHT`] times one in the content. The query's stop words count too, each with the
+//!   small fixed weight [`STOP_WORD_IDF`] of a very common word: between texts holding the same
+//!   content words, the one that also holds the query's other words ranks first. The sum is
+//!   divided by the most a text could score, so a text holding every word scores about 1;
 //! - **order**: the share of the query's consecutive word pairs, stop words included, that the
 //!   text holds next to each other in the same order, weighted [`ORDER_WEIGHT`]: of two texts
 //!   with the same words, the one that says them as the query does ranks first.
@@ -30,6 +32,9 @@ pub(super) const TITLE_WEIGHT: f64 = 2.0;
 const K1: f64 = 1.2;
 /// BM25's length normalisation.
 const B: f64 = 0.75;
+/// The inverse document frequency a query's stop word counts with (not counted in the index: about
+/// that of a word in half the facts).
+const STOP_WORD_IDF: f64 = 0.5;
 /// How much word order counts beside the words themselves.
 const ORDER_WEIGHT: f64 = 0.5;
 
@@ -157,6 +162,13 @@ impl Scorer {
             // A term that no fact holds still counts (as the rarest) should a text hold it.
             idf.push((family, inverse_frequency(n, term.df.max(1))));
         }
+        // The query's other words (its stop words) count a little, as a very common word would.
+        for key in &plan.words {
+            let family = families.of_key(key);
+            if family != OTHER && !idf.iter().any(|(f, _)| *f == family) {
+                idf.push((family, STOP_WORD_IDF));
+            }
+        }
         let best_words = idf
             .iter()
             .map(|(_, w)| w)
@@ -283,6 +295,27 @@ mod tests {
         let same = scorer.score(&words(&plan, "", "deploy fails"));
         assert!(forms > 0.9, "{forms}");
         assert!((forms - same).abs() < 0.2, "{forms} {same}");
+    }
+
+    #[test]
+    fn the_query_stop_words_break_a_tie_of_content_words() {
+        let plan = plan(
+            &["can", "the", "function", "complete", "being"],
+            &[("function", 40), ("complete", 40)],
+        );
+        let scorer = scorer(&plan);
+        // The same length, and no pair of the query's words next to each other in either.
+        let holds_them = scorer.score(&words(
+            &plan,
+            "",
+            "being late, function ends, complete now, the end",
+        ));
+        let lacks_them = scorer.score(&words(
+            &plan,
+            "",
+            "soon late, function ends, complete now, a end",
+        ));
+        assert!(holds_them > lacks_them, "{holds_them} {lacks_them}");
     }
 
     #[test]
