@@ -11,8 +11,7 @@
 //! 1. the query's sign bits against every entry's (Hamming distance: 64 bytes and a few `popcnt`s
 //!    a fact) keep the [`PREFILTER`] nearest;
 //! 2. the asymmetric estimate (the query's exact projections against those entries' sign bits, see
-//!    `codes`) shortlists the best [`SHORTLIST`] of them, or a thousandth of the model's entries
-//!    when that is more;
+//!    `codes`) shortlists the best [`SHORTLIST`] of them;
 //! 3. their int8 codes (one primary-key read each) rank them by approximate cosine, and the best
 //!    `k` are returned. The caller reads those facts back with the scope filter and scores them
 //!    with the stored `f32` vectors, so the final order is exact and a deleted or out-of-scope fact
@@ -35,11 +34,13 @@
 //!   against 0.972 with a 500 shortlist at 100k), and compare with `popcnt`.
 //! - The asymmetric estimate between the scan and the codes: the Hamming distance throws away the
 //!   query's magnitudes and ties often, so it needed 2,000 int8 reads for 0.993 at a million
-//!   facts; re-ranking its best 8,000 by the estimate (a fraction of a millisecond) keeps 0.998
-//!   with 1,000 reads, and 0.999 with 500 at 100k. Fewer reads matter twice: each is a random
-//!   page, and inside SQLite's memory map (the first 2 GiB of the file) the kernel maps up to
-//!   64 KB around each page it faults in, all counted in the process's resident set: the first
-//!   query of a fresh process at 100k peaked at 105 MiB with 2,000 reads, 67 MiB with 500.
+//!   facts; re-ranking its best 8,000 by the estimate (a fraction of a millisecond) keeps 0.997
+//!   with 500 reads (0.998 with 1,000), and 0.999 at 100k. Fewer reads matter twice. Each is a
+//!   random page: at a million facts the entries are 840 MB, often not all in the page cache, and
+//!   500 reads then cost more than the scan. And inside SQLite's memory map (the first 2 GiB of
+//!   the file) the kernel maps up to 64 KB around each page it faults in, all counted in the
+//!   process's resident set: the first query of a fresh process at 100k peaked at 105 MiB with
+//!   2,000 reads, 67 to 73 MiB with 500.
 //! - A copy kept in the process rather than the blocks read again by each search: past SQLite's
 //!   memory map every page of a block is a system call (at a million facts, 72 MB read cost about
 //!   30 ms, nearly all system time), while scanning the copy costs about 10 ms. It costs 72 bytes
@@ -83,8 +84,7 @@ pub use sql::SCHEMA;
 pub(super) const BLOCK: usize = 1024;
 /// How many facts, at least, the Hamming distance keeps for the asymmetric estimate.
 pub(super) const PREFILTER: usize = 8_000;
-/// How many facts, at least, the asymmetric estimate shortlists for the int8 stage (a thousandth
-/// of the model's entries when that is more: see [`shortlist_len`]).
+/// How many facts, at least, the asymmetric estimate shortlists for the int8 stage.
 pub(super) const SHORTLIST: usize = 500;
 /// How many queued facts [`catch_up`] indexes per transaction, so a long catch-up never holds the
 /// write lock for long.
@@ -121,7 +121,7 @@ pub(super) fn nearest(
         *copy = ScanCopy::read(&tx, model_id, generation)?;
     }
     let projections = codes::projections(query);
-    let short = shortlist_len(copy.rowids.len(), k);
+    let short = SHORTLIST.max(k);
     let candidates = prefilter(copy, &codes::signs(&projections), PREFILTER.max(short));
     let shortlist = shortlist(copy, &Asymmetric::new(&projections), &candidates, short);
     let scan_ms = started.elapsed().as_secs_f64() * 1e3;
@@ -216,12 +216,6 @@ impl ScanCopy {
         copy.rowids.shrink_to_fit();
         Ok(copy)
     }
-}
-
-/// How many of `entries` the int8 stage reads for `k` answers: [`SHORTLIST`], a thousandth of the
-/// entries when more, and never fewer than `k`.
-fn shortlist_len(entries: usize, k: usize) -> usize {
-    SHORTLIST.max(entries / 1_000).max(k)
 }
 
 /// The positions in `copy` of the `len` entries whose sign bits are nearest `query` by Hamming
