@@ -182,9 +182,16 @@ impl std::fmt::Debug for ScanCopy {
 impl ScanCopy {
     /// Reads model `model_id`'s packed blocks and tail (at `generation`) in `conn`'s transaction.
     fn read(conn: &Connection, model_id: i64, generation: i64) -> Result<Self, MemoryError> {
+        // Sized once (blocks are full but for removals, the tail is shorter than a block): at a
+        // million facts, growing the copy by doubling cost more than reading it.
+        let blocks: i64 = conn
+            .prepare_cached("SELECT count(*) FROM clawboo_vector_blocks WHERE model_id = ?1")?
+            .query_row([model_id], |r| r.get(0))?;
+        let capacity = (usize::try_from(blocks).unwrap_or(0) + 1) * BLOCK;
         let mut copy = Self {
             of: Some((model_id, generation)),
-            ..Self::default()
+            bits: Vec::with_capacity(capacity * BITS_BYTES),
+            rowids: Vec::with_capacity(capacity),
         };
         let mut blocks = conn.prepare_cached(
             "SELECT bits, rowids FROM clawboo_vector_blocks WHERE model_id = ?1 ORDER BY id",
@@ -212,8 +219,6 @@ impl ScanCopy {
                 copy.rowids.push(row.get(0)?);
             }
         }
-        copy.bits.shrink_to_fit();
-        copy.rowids.shrink_to_fit();
         Ok(copy)
     }
 }
