@@ -6,6 +6,8 @@
 //!   more rounds with other patterns when the padded length is below [`BITS`]). Two vectors at
 //!   angle θ disagree on a share θ/π of the bits, so the Hamming distance orders vectors by angle
 //!   (SimHash), at about 1/12 of a byte per dimension, and costs a few `popcnt`s to compare.
+//! - **Asymmetric estimate** ([`Asymmetric`]): a query's exact projections against a stored
+//!   vector's sign bits, a finer order than the Hamming distance for the same stored bytes.
 //! - **Int8 code** ([`Code`]): each coordinate scaled by the largest magnitude to a signed byte,
 //!   followed by the codes' Euclidean norm as a little-endian `f32`; the cosine of two codes is
 //!   within about 0.01 of the true cosine.
