@@ -71,9 +71,10 @@ const VERBS: [Verb; 7] = [
     },
     Verb {
         name: "bench-vectors",
-        synopsis: "[--quick]",
-        about: "the vector index's rows of bench alone (100k and 1M facts; --quick: 10k)",
-        run: |args| bench::vectors_only(flags(args, &["--quick"])?.contains(&"--quick")),
+        synopsis: "[--quick] [--store DIR]",
+        about: "the vector index's rows of bench alone (100k and 1M facts; --quick: 10k); the seeded\n\
+                stores are kept in DIR (default target/bench-vectors) and reused by the next run",
+        run: bench_vectors_verb,
     },
     Verb {
         name: "bench-tune",
@@ -128,6 +129,20 @@ fn bench_verb(mut args: Args) -> anyhow::Result<()> {
         }
     }
     bench::run(quick, part, no_million, vs)
+}
+
+/// `bench-vectors [--quick] [--store DIR]`.
+fn bench_vectors_verb(mut args: Args) -> anyhow::Result<()> {
+    let mut quick = false;
+    let mut store = None;
+    while let Some(word) = args.next_word()? {
+        match &word {
+            Word::Flag(flag) if flag == "--quick" => quick = true,
+            Word::Flag(flag) if flag == "--store" => store = Some(args.value()?.into()),
+            _ => return Err(word.unexpected().into()),
+        }
+    }
+    bench::vectors_only(quick, store)
 }
 
 /// `bench-tune [--million] [--store DIR] [--misses KIND]`.

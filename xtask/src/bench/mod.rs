@@ -15,7 +15,8 @@
 //! call ([`wait`]); a team of 200 agents with their own tokens on one host, calm and under 50
 //! abusive connections ([`load`]); the vector index at 100k and 1M facts, the first query of a
 //! fresh process, and paraphrase recall ([`vectors`]). Prints a table and writes
-//! `target/bench/bench.json`. `cargo xtask bench-vectors [--quick]` runs the vector rows alone;
+//! `target/bench/bench.json`. `cargo xtask bench-vectors [--quick] [--store DIR]` runs the vector
+//! rows alone, on stores it keeps for the next run;
 //! `cargo xtask bench-tune` is the tuning loop of full-text search, on the tuning corpus only
 //! ([`tune`]).
 //!
@@ -231,7 +232,7 @@ pub fn run(quick: bool, part: Part, no_million: bool, vs: Vec<String>) -> anyhow
         realistic::add_rows(&subjects, quick, million, &mut rows)?;
     }
     if vector_rows {
-        vectors::add_rows(&subjects, quick, &mut rows)?;
+        vectors::add_rows(&subjects, quick, None, &mut rows)?;
     }
     if !memory_only {
         other_rows(&subjects, quick, &mut rows)?;
@@ -260,12 +261,14 @@ fn report(subjects: &[Subject], rows: &[Row], started: Instant) -> anyhow::Resul
     Ok(())
 }
 
-/// `cargo xtask bench-vectors [--quick]` (the flag read by `main`): the rows of [`vectors`] alone.
-pub fn vectors_only(quick: bool) -> anyhow::Result<()> {
+/// `cargo xtask bench-vectors [--quick] [--store DIR]` (the flags read by `main`): the rows of
+/// [`vectors`] alone, with their stores kept in `store` (default `target/bench-vectors`).
+pub fn vectors_only(quick: bool, store: Option<PathBuf>) -> anyhow::Result<()> {
     probe::build_bins("release")?;
     let subjects = [Subject::Ours];
     let mut rows = Vec::new();
-    vectors::add_rows(&subjects, quick, &mut rows)?;
+    let store = store.unwrap_or_else(|| target_dir().join("bench-vectors"));
+    vectors::add_rows(&subjects, quick, Some(&store), &mut rows)?;
     print_table(&subjects, &rows);
     Ok(())
 }

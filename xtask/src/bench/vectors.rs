@@ -18,14 +18,18 @@
 //! exact tenth best (ties at the tenth are common with hashed words); the exact scores come from an
 //! inverted list of the stored vectors' non-zero dimensions, kept in this process.
 //!
-//! The million facts are `realistic`'s (the corpus's sentences, then sentences made of the first
-//! half of one and the second half of another), embedded and inserted in transactions of 20,000,
-//! then indexed by the memory bin's first search.
+//! The million facts are `realistic`'s (the corpus's sentences spread among sentences made of the
+//! first half of one and the second half of another), embedded and inserted in transactions of 20,000,
+//! then indexed by the memory bin's first search. `bench` seeds them in temporary folders;
+//! `bench-vectors` keeps them in a folder (`--store DIR`, default `target/bench-vectors`) and
+//! reuses a store that still holds the same facts, so a change to the index is measured without
+//! the minutes seeding a million takes (the seed rows are then left out; whatever the stored
+//! index lacks is still indexed by the first search, and timed as such).
 //!
 //! Must never: assert on a time; fetch anything (the model, if used, is already installed).
 
 use std::net::TcpListener;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -48,10 +52,12 @@ fn stand_in_model() -> String {
     .id()
 }
 
-/// Adds this module's rows (ours only: a comparison server has no such index) to `rows`.
+/// Adds this module's rows (ours only: a comparison server has no such index) to `rows`; the
+/// stores are kept in `keep` (and reused from there) when given, else in temporary folders.
 pub(super) fn add_rows(
     subjects: &[Subject],
     quick: bool,
+    keep: Option<&Path>,
     rows: &mut Vec<Row>,
 ) -> anyhow::Result<()> {
     let (facts, queries, fresh_runs) = if quick {
@@ -70,18 +76,19 @@ pub(super) fn add_rows(
     }
     for facts in stores {
         let count = facts.len();
-        let store = Store::seed(&facts, &env)?;
+        let store = Store::open(&facts, keep, &env)?;
         drop(facts);
         let label = format!("{count} facts x {DIMS}");
         let mut push = |name: String, unit, value| {
             eprintln!("  {name}: {value:.3} {unit}");
             rows.push(Row::ours_only(subjects, name, unit, Some(value)));
         };
-        push(format!("seed {label} (insert)"), "s", store.seed_s);
+        if let Some(seed_s) = store.seed_s {
+            push(format!("seed {label} (insert)"), "s", seed_s);
+        }
         push(format!("seed {label} (index)"), "s", store.index_s);
         push(format!("file size, {label}"), "MB", store.file_mb()?);
-        let (first, rss) =
-            fresh_processes(&store.dir.db_path(), &env, &natural, "vector", fresh_runs)?;
+        let (first, rss) = fresh_processes(&store.path, &env, &natural, "vector", fresh_runs)?;
         push(
             format!("memory_search vector first query, fresh process, {label}"),
             "ms",
@@ -118,71 +125,68 @@ pub(super) fn add_rows(
 
 /// A store of facts embedded by the deterministic embedder, and what it took to make.
 struct Store {
-    dir: TempDir,
+    path: PathBuf,
+    /// The folder of a store not kept (removed on drop).
+    _temp: Option<TempDir>,
     /// Exact scores: for each dimension, the facts (0-based insertion order) non-zero there.
     postings: Vec<Vec<(u32, f32)>>,
     count: usize,
-    seed_s: f64,
+    /// Seconds to insert the facts, when this run did.
+    seed_s: Option<f64>,
+    /// Seconds of the memory bin's first search, which indexes whatever is queued.
     index_s: f64,
 }
 
 impl Store {
-    /// Seeds `facts` with their vectors, in transactions of 20,000, then has the memory bin
-    /// (with `env`) index them.
-    fn seed(facts: &[(String, String)], env: &[(&str, &str)]) -> anyhow::Result<Self> {
+    /// The store of `facts`: `keep/vectors-<count>.db` when it already holds them, else seeded
+    /// there (or in a temporary folder without `keep`); then indexed by the memory bin (with `env`).
+    fn open(
+        facts: &[(String, String)],
+        keep: Option<&Path>,
+        env: &[(&str, &str)],
+    ) -> anyhow::Result<Self> {
         let count = facts.len();
-        eprintln!("  vector index: seeding {count} facts…");
-        let dir = TempDir::new("bench-vectors");
-        let db = Db::open(&dir.db_path())?;
-        let conn = db.conn();
-        let model = stand_in_model();
+        let (path, temp) = match keep {
+            Some(dir) => {
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("create {}", dir.display()))?;
+                (dir.join(format!("vectors-{count}.db")), None)
+            }
+            None => {
+                let temp = TempDir::new("bench-vectors");
+                (temp.db_path(), Some(temp))
+            }
+        };
+        let seed_s = if holds(&path, facts)? {
+            eprintln!("  vector index: reusing {} ({count} facts)", path.display());
+            None
+        } else {
+            for suffix in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+            }
+            Some(seed(&path, facts)?)
+        };
         let mut postings = vec![Vec::new(); DIMS];
-        let mut rng = Rng::new(0x5EED_0025);
-        let started = Instant::now();
-        for batch in (0..count).collect::<Vec<_>>().chunks(20_000) {
-            conn.execute_batch("BEGIN IMMEDIATE")?;
-            {
-                let mut insert = conn.prepare_cached(
-                    "INSERT INTO memory_facts (id, title, content, tags, embedding, embedding_model,
-                                               created_at, updated_at)
-                     VALUES (?1, ?2, ?3, '[]', ?4, ?5, ?6, ?6)",
-                )?;
-                for &i in batch {
-                    let (title, content) = &facts[i];
-                    let vector = embed_text(content);
-                    for (d, &x) in vector.iter().enumerate() {
-                        if x != 0.0 {
-                            postings[d].push((i as u32, x));
-                        }
-                    }
-                    let id = format!("{:016x}{:016x}", rng.next_u64(), rng.next_u64());
-                    insert.execute((
-                        id,
-                        title,
-                        content,
-                        embed::to_blob(&vector),
-                        &model,
-                        i as i64,
-                    ))?;
+        for (i, (_, content)) in facts.iter().enumerate() {
+            for (d, &x) in embed_text(content).iter().enumerate() {
+                if x != 0.0 {
+                    postings[d].push((i as u32, x));
                 }
             }
-            conn.execute_batch("COMMIT")?;
         }
-        let seed_s = started.elapsed().as_secs_f64();
-        drop(conn);
-        drop(db);
         // Indexed by the (release) memory bin: the first search indexes whatever is queued.
         let started = Instant::now();
-        let mut server = Server::spawn_command(bin_path("clawboo-mcp-memory"), &dir.db_path(), env);
+        let mut server = Server::spawn_command(bin_path("clawboo-mcp-memory"), &path, env);
         server.initialize();
         search(&mut server, "index what is queued", "vector")?;
         server.close();
         let index_s = started.elapsed().as_secs_f64();
-        Db::open(&dir.db_path())?
+        Db::open(&path)?
             .conn()
             .execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")?;
         Ok(Self {
-            dir,
+            path,
+            _temp: temp,
             postings,
             count,
             seed_s,
@@ -191,7 +195,7 @@ impl Store {
     }
 
     fn file_mb(&self) -> anyhow::Result<f64> {
-        let bytes = std::fs::metadata(self.dir.db_path())?.len();
+        let bytes = std::fs::metadata(&self.path)?.len();
         Ok(bytes as f64 / 1e6)
     }
 
@@ -212,8 +216,7 @@ impl Store {
 
     /// Latency of each query after a warm-up, and recall@10 against exact search over them.
     fn warm_searches(&self, env: &[(&str, &str)], queries: &[String]) -> anyhow::Result<Warm> {
-        let mut server =
-            Server::spawn_command(bin_path("clawboo-mcp-memory"), &self.dir.db_path(), env);
+        let mut server = Server::spawn_command(bin_path("clawboo-mcp-memory"), &self.path, env);
         server.initialize();
         search(&mut server, "warm up the index", "vector")?;
         let mut latencies = Vec::with_capacity(queries.len());
@@ -240,6 +243,57 @@ impl Store {
 struct Warm {
     latencies: Vec<f64>,
     recall: f64,
+}
+
+/// Whether the store at `path` holds `facts`, in order (as many, the same last one).
+fn holds(path: &Path, facts: &[(String, String)]) -> anyhow::Result<bool> {
+    if !path.exists() {
+        return Ok(false);
+    }
+    let db = Db::open(path)?;
+    let conn = db.conn();
+    let (count, last): (i64, Option<String>) = conn.query_row(
+        "SELECT count(*), (SELECT content FROM memory_facts ORDER BY rowid DESC LIMIT 1)
+         FROM memory_facts",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    Ok(usize::try_from(count).ok() == Some(facts.len())
+        && last.as_deref() == facts.last().map(|(_, content)| content.as_str()))
+}
+
+/// Stores `facts` in the new file `path` with their vectors, in transactions of 20,000; the
+/// seconds it took.
+fn seed(path: &Path, facts: &[(String, String)]) -> anyhow::Result<f64> {
+    eprintln!("  vector index: seeding {} facts…", facts.len());
+    let db = Db::open(path)?;
+    let conn = db.conn();
+    let model = stand_in_model();
+    let mut rng = Rng::new(0x5EED_0025);
+    let started = Instant::now();
+    for (b, batch) in facts.chunks(20_000).enumerate() {
+        conn.execute_batch("BEGIN IMMEDIATE")?;
+        {
+            let mut insert = conn.prepare_cached(
+                "INSERT INTO memory_facts (id, title, content, tags, embedding, embedding_model,
+                                           created_at, updated_at)
+                 VALUES (?1, ?2, ?3, '[]', ?4, ?5, ?6, ?6)",
+            )?;
+            for (i, (title, content)) in batch.iter().enumerate() {
+                let id = format!("{:016x}{:016x}", rng.next_u64(), rng.next_u64());
+                insert.execute((
+                    id,
+                    title,
+                    content,
+                    embed::to_blob(&embed_text(content)),
+                    &model,
+                    (b * 20_000 + i) as i64,
+                ))?;
+            }
+        }
+        conn.execute_batch("COMMIT")?;
+    }
+    Ok(started.elapsed().as_secs_f64())
 }
 
 /// Over `runs` new memory processes, each asked one query in `mode` right after `initialize`:

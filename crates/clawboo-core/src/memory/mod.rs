@@ -43,6 +43,8 @@ mod sql;
 mod upkeep;
 mod vectors;
 
+use std::sync::Mutex;
+
 use rusqlite::{Connection, Row, params};
 use serde::Serialize;
 
@@ -163,12 +165,18 @@ pub struct NewFact<'a> {
 pub struct Memory {
     db: Db,
     embedder: Embedder,
+    /// What vector search scans, kept while the file's index is unchanged (`vectors`).
+    scan_copy: Mutex<vectors::ScanCopy>,
 }
 
 impl Memory {
     /// The store over `db`, embedding with `embedder`'s provider (if any).
     pub fn new(db: Db, embedder: Embedder) -> Self {
-        Self { db, embedder }
+        Self {
+            db,
+            embedder,
+            scan_copy: Mutex::default(),
+        }
     }
 
     /// The embedding provider, if one is configured and reachable.
@@ -327,7 +335,15 @@ impl Memory {
         scope: &ReadScope,
     ) -> Result<SearchOutcome, MemoryError> {
         let provider = self.provider();
-        search::run(&self.db, provider, query, requested, limit, scope)
+        search::run(
+            &self.db,
+            &self.scan_copy,
+            provider,
+            query,
+            requested,
+            limit,
+            scope,
+        )
     }
 
     /// The `<auto-memory>` block for a task (its title and description): the best facts for it

@@ -31,12 +31,15 @@ mod text;
 mod typo;
 mod vector;
 
+use std::sync::Mutex;
+
 use rusqlite::ToSql;
 use rusqlite::types::Value as SqlValue;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::embed::Provider;
+use super::vectors::ScanCopy;
 use super::{Entry, MemoryError, ReadScope};
 use crate::db::Db;
 
@@ -94,6 +97,7 @@ pub struct SearchOutcome {
 /// provider or the query cannot be embedded.
 pub(in crate::memory) fn run(
     db: &Db,
+    scan_copy: &Mutex<ScanCopy>,
     provider: Option<&Provider>,
     query: &str,
     requested: Option<SearchMode>,
@@ -134,7 +138,13 @@ pub(in crate::memory) fn run(
     };
     let conn = db.conn();
     let model = provider.id();
-    let mut candidates = vector::nearest(&conn, &vector, &model, limit, scope)?;
+    let overfetch = if mode == SearchMode::Hybrid {
+        vector::HYBRID_OVERFETCH
+    } else {
+        vector::VECTOR_OVERFETCH
+    };
+    let mut candidates =
+        vector::nearest(&conn, scan_copy, &vector, &model, limit, overfetch, scope)?;
     if mode == SearchMode::Hybrid {
         let text = text::candidates(&conn, query, HYBRID_TEXT_POOL, scope, Some(&model))?;
         blend::add_text(&mut candidates, text);

@@ -7,24 +7,45 @@
 //! rowids, [`BLOCK`] facts to a row, into blocks: new entries wait in the model's tail and are
 //! packed once [`BLOCK`] of them are there.
 //!
-//! A search ([`nearest`]) runs in one read transaction, in two stages, and answers candidates:
-//! 1. the query's sign bits against every packed block and the tail (Hamming distance: a sequential
-//!    read of 72 bytes a fact and a few `popcnt`s each) keep the [`SHORTLIST`] nearest;
-//! 2. their int8 codes (one primary-key read each) rank them by approximate cosine, and the best
+//! A search ([`nearest`]) runs in one read transaction, in three stages, and answers candidates:
+//! 1. the query's sign bits against every entry's (Hamming distance: 64 bytes and a few `popcnt`s
+//!    a fact) keep the [`PREFILTER`] nearest;
+//! 2. the asymmetric estimate (the query's exact projections against those entries' sign bits, see
+//!    `codes`) shortlists the best [`SHORTLIST`] of them;
+//! 3. their int8 codes (one primary-key read each) rank them by approximate cosine, and the best
 //!    `k` are returned. The caller reads those facts back with the scope filter and scores them
 //!    with the stored `f32` vectors, so the final order is exact and a deleted or out-of-scope fact
 //!    is never returned.
 //!
+//! Stage 1 reads a [`ScanCopy`]: every entry's sign bits and rowid (72 bytes a fact) as the packed
+//! blocks and the tail hold them, read from the file by the process's first search of the model
+//! and kept while the file's index is unchanged. Triggers (`sql`) move the model's generation
+//! with every write to its entries or blocks, by any writer, and each search reads the generation
+//! in its transaction, so a copy is only used while it is exactly what the file holds.
+//!
 //! Why these choices (measured with the bench's deterministic embedder on its corpus of technical
-//! sentences; recall@10 counts a hit right when its exact cosine ties or beats the exact tenth):
+//! sentences, `cargo xtask bench-vectors`; recall@10 counts a hit right when its exact cosine ties
+//! or beats the exact tenth):
 //! - No coarse partition (IVF). k-means over those vectors leaves little cluster structure: probing
 //!   the nearest 20% of 256 to 1,024 partitions kept only 0.95–0.965 of the exact top 10 at 100k,
-//!   and fewer probes far less, while a scan of all sign bits with a shortlist of 1,000 kept 0.996
-//!   (0.987 with 500). At 1,000,000 facts the scan reads 72 MB of blocks, a few milliseconds from
-//!   the page cache, and a shortlist of 2,000 kept 0.986 (5,000: 0.995).
+//!   and fewer probes far less, while a scan of all sign bits keeps more than 0.99.
 //! - 512 sign bits rather than int8 projections for the scan: for the bytes read they estimate the
 //!   angle better (64 bytes of bits beat 128 bytes of an int8 projection to 128 dimensions: 0.987
 //!   against 0.972 with a 500 shortlist at 100k), and compare with `popcnt`.
+//! - The asymmetric estimate between the scan and the codes: the Hamming distance throws away the
+//!   query's magnitudes and ties often, so it needed 2,000 int8 reads for 0.993 at a million
+//!   facts; re-ranking its best 8,000 by the estimate (a fraction of a millisecond) keeps 0.997
+//!   with 500 reads (0.998 with 1,000), and 0.999 at 100k. Fewer reads matter twice. Each is a
+//!   random page: at a million facts the entries are 840 MB, often not all in the page cache, and
+//!   500 reads then cost more than the scan. And inside SQLite's memory map (the first 2 GiB of
+//!   the file) the kernel maps up to 64 KB around each page it faults in, all counted in the
+//!   process's resident set: the first query of a fresh process at 100k peaked at 105 MiB with
+//!   2,000 reads, 67 to 73 MiB with 500.
+//! - A copy kept in the process rather than the blocks read again by each search: past SQLite's
+//!   memory map every page of a block is a system call (at a million facts, 72 MB read cost about
+//!   30 ms, nearly all system time), while scanning the copy costs about 10 ms. It costs 72 bytes
+//!   a fact of memory (7 MB at 100k, 72 MB at a million), and a write to the index makes the next
+//!   search read the file again, which is what every search did before.
 //! - A randomized Hadamard transform for the projections: `O(d log d)` per vector instead of
 //!   `O(512 d)`, so indexing a million vectors takes seconds, not minutes, and no matrix is stored.
 //! - Blocks of [`BLOCK`]: big enough that per-row overhead is small next to the bytes read (977 rows
@@ -37,7 +58,9 @@
 //! indexed by the next search before it reads ([`catch_up`]). Entries are per model: a fact whose
 //! model changes leaves the old model's index for the new one's, and a vector whose length is not
 //! its model's is not indexed while any vector of the model's length is (the model takes the new
-//! length once none is left), so codes of two models or lengths are never compared. Must never: be read outside a transaction (a pack running in another process could
+//! length once none is left), so codes of two models or lengths are never compared. A kept
+//! [`ScanCopy`] answers as a read of the file would (its generation is checked in the search's
+//! transaction). Must never: be read outside a transaction (a pack running in another process could
 //! otherwise move entries between the two reads), or panic on stored bytes of the wrong length (a
 //! torn or foreign row is skipped).
 
@@ -46,12 +69,11 @@ mod sql;
 #[cfg(test)]
 mod tests;
 
-use std::collections::BinaryHeap;
 use std::time::Instant;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use self::codes::{BITS_BYTES, Bits};
+use self::codes::{Asymmetric, BITS_BYTES, Bits};
 use super::MemoryError;
 use super::embed::from_blob;
 use crate::db::immediate;
@@ -60,8 +82,10 @@ pub use sql::SCHEMA;
 
 /// Facts per packed block.
 pub(super) const BLOCK: usize = 1024;
-/// How many facts, at least, the sign bits shortlist for the int8 stage.
-pub(super) const SHORTLIST: usize = 2_000;
+/// How many facts, at least, the Hamming distance keeps for the asymmetric estimate.
+pub(super) const PREFILTER: usize = 8_000;
+/// How many facts, at least, the asymmetric estimate shortlists for the int8 stage.
+pub(super) const SHORTLIST: usize = 500;
 /// How many queued facts [`catch_up`] indexes per transaction, so a long catch-up never holds the
 /// write lock for long.
 const CATCH_UP_BATCH: usize = 5_000;
@@ -71,6 +95,7 @@ const CATCH_UP_BATCH: usize = 5_000;
 /// Indexes whatever is queued first.
 pub(super) fn nearest(
     conn: &Connection,
+    copy: &mut ScanCopy,
     model: &str,
     query: &[f32],
     k: usize,
@@ -86,7 +111,19 @@ pub(super) fn nearest(
         return Ok(Vec::new());
     }
     let started = Instant::now();
-    let (shortlist, scanned) = shortlist(&tx, model_id, &codes::bits(query), SHORTLIST.max(k))?;
+    let generation: i64 = tx
+        .prepare_cached("SELECT generation FROM clawboo_vector_models WHERE id = ?1")?
+        .query_row([model_id], |r| r.get(0))?;
+    let kept = copy.of == Some((model_id, generation));
+    if !kept {
+        // The old copy goes first, so two are never held at once.
+        *copy = ScanCopy::default();
+        *copy = ScanCopy::read(&tx, model_id, generation)?;
+    }
+    let projections = codes::projections(query);
+    let short = SHORTLIST.max(k);
+    let candidates = prefilter(copy, &codes::signs(&projections), PREFILTER.max(short));
+    let shortlist = shortlist(copy, &Asymmetric::new(&projections), &candidates, short);
     let scan_ms = started.elapsed().as_secs_f64() * 1e3;
     let query_code = codes::code(query);
     let mut read_code = tx.prepare_cached(
@@ -104,7 +141,10 @@ pub(super) fn nearest(
     drop(read_code);
     tx.commit()?;
     crate::log::debug(&format!(
-        "vector search: {scanned} sign bits scanned in {scan_ms:.1} ms, {} codes read in {:.1} ms",
+        "vector search: {} sign bits ({}) scanned and shortlisted in {scan_ms:.1} ms, {} codes \
+         read in {:.1} ms",
+        copy.rowids.len(),
+        if kept { "kept" } else { "read" },
         scored.len(),
         started.elapsed().as_secs_f64() * 1e3 - scan_ms
     ));
@@ -116,63 +156,123 @@ pub(super) fn nearest(
     Ok(scored.into_iter().map(|(_, rowid)| rowid).collect())
 }
 
-/// The `len` rowids of `model_id` whose sign bits are nearest `query` (stage 1), sorted by rowid,
-/// and how many were compared.
-fn shortlist(
-    conn: &Connection,
-    model_id: i64,
-    query: &Bits,
-    len: usize,
-) -> Result<(Vec<i64>, usize), MemoryError> {
-    let mut scanned = 0;
-    // A max-heap on distance: its top is the worst of the best `len` so far.
-    let mut best: BinaryHeap<(u16, i64)> = BinaryHeap::with_capacity(len + 1);
-    let mut offer = |distance: u16, rowid: &dyn Fn() -> i64| {
-        if best.len() < len {
-            best.push((distance, rowid()));
-        } else if best.peek().is_some_and(|&(worst, _)| distance < worst) {
-            best.pop();
-            best.push((distance, rowid()));
+/// A process's copy of what the scan reads of one model's index: every entry's sign bits and
+/// rowid, from the packed blocks and the tail, and the model's generation when they were read.
+/// Triggers (`sql`) change the generation with every write to the model's entries or blocks, by
+/// any writer, so a copy whose generation is still the file's holds exactly what reading the file
+/// again would give.
+#[derive(Default)]
+pub struct ScanCopy {
+    /// The model's id and generation the copy was read at; `None` before the first read.
+    of: Option<(i64, i64)>,
+    /// Sign bits as stored, [`BITS_BYTES`] per entry.
+    bits: Vec<u8>,
+    rowids: Vec<i64>,
+}
+
+impl std::fmt::Debug for ScanCopy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScanCopy")
+            .field("of", &self.of)
+            .field("entries", &self.rowids.len())
+            .finish()
+    }
+}
+
+impl ScanCopy {
+    /// Reads model `model_id`'s packed blocks and tail (at `generation`) in `conn`'s transaction.
+    fn read(conn: &Connection, model_id: i64, generation: i64) -> Result<Self, MemoryError> {
+        // Sized once (blocks are full but for removals, the tail is shorter than a block): at a
+        // million facts, growing the copy by doubling cost more than reading it.
+        let blocks: i64 = conn
+            .prepare_cached("SELECT count(*) FROM clawboo_vector_blocks WHERE model_id = ?1")?
+            .query_row([model_id], |r| r.get(0))?;
+        let capacity = (usize::try_from(blocks).unwrap_or(0) + 1) * BLOCK;
+        let mut copy = Self {
+            of: Some((model_id, generation)),
+            bits: Vec::with_capacity(capacity * BITS_BYTES),
+            rowids: Vec::with_capacity(capacity),
+        };
+        let mut blocks = conn.prepare_cached(
+            "SELECT bits, rowids FROM clawboo_vector_blocks WHERE model_id = ?1 ORDER BY id",
+        )?;
+        let mut rows = blocks.query([model_id])?;
+        while let Some(row) = rows.next()? {
+            let bits = row.get_ref(0)?.as_blob().unwrap_or_default();
+            let rowids = row.get_ref(1)?.as_blob().unwrap_or_default();
+            let count = (bits.len() / BITS_BYTES).min(rowids.len() / 8);
+            copy.bits.extend_from_slice(&bits[..count * BITS_BYTES]);
+            copy.rowids
+                .extend((0..count).map(|slot| rowid_at(rowids, slot)));
         }
-    };
-    let mut distances = Vec::with_capacity(BLOCK);
-    let mut blocks = conn.prepare_cached(
-        "SELECT bits, rowids FROM clawboo_vector_blocks WHERE model_id = ?1 ORDER BY id",
-    )?;
-    let mut rows = blocks.query([model_id])?;
-    while let Some(row) = rows.next()? {
-        let bits = row.get_ref(0)?.as_blob().unwrap_or_default();
-        let rowids = row.get_ref(1)?.as_blob().unwrap_or_default();
-        let count = (bits.len() / BITS_BYTES).min(rowids.len() / 8);
-        distances.clear();
-        codes::distances(query, &bits[..count * BITS_BYTES], &mut distances);
-        scanned += count;
-        for (slot, &distance) in distances.iter().enumerate() {
-            offer(distance, &|| rowid_at(rowids, slot));
+        drop(rows);
+        let mut tail = conn.prepare_cached(
+            "SELECT fact_rowid, bits FROM clawboo_vector_entries
+             WHERE model_id = ?1 AND block_id IS NULL",
+        )?;
+        let mut rows = tail.query([model_id])?;
+        while let Some(row) = rows.next()? {
+            let bits = row.get_ref(1)?.as_blob().unwrap_or_default();
+            // Entries are written by `add` alone, always this long; a torn one is skipped.
+            if bits.len() == BITS_BYTES {
+                copy.bits.extend_from_slice(bits);
+                copy.rowids.push(row.get(0)?);
+            }
+        }
+        Ok(copy)
+    }
+}
+
+/// The positions in `copy` of the `len` entries whose sign bits are nearest `query` by Hamming
+/// distance (the scan; of equally distant entries at the cut, the first ones).
+fn prefilter(copy: &ScanCopy, query: &Bits, len: usize) -> Vec<usize> {
+    let mut distances = Vec::with_capacity(copy.rowids.len());
+    codes::distances(query, &copy.bits, &mut distances);
+    if distances.len() <= len {
+        return (0..distances.len()).collect();
+    }
+    // A distance is at most `BITS`: count each, and find the cut where `len` are reached.
+    let mut counts = [0usize; codes::BITS + 1];
+    for &distance in &distances {
+        counts[usize::from(distance).min(codes::BITS)] += 1;
+    }
+    let (mut cut, mut nearer) = (0, 0);
+    while nearer + counts[cut] < len {
+        nearer += counts[cut];
+        cut += 1;
+    }
+    let mut at_cut = len - nearer;
+    let mut positions = Vec::with_capacity(len);
+    for (position, &distance) in distances.iter().enumerate() {
+        let distance = usize::from(distance);
+        if distance < cut {
+            positions.push(position);
+        } else if distance == cut && at_cut > 0 {
+            at_cut -= 1;
+            positions.push(position);
         }
     }
-    drop(rows);
-    let mut tail = conn.prepare_cached(
-        "SELECT fact_rowid, bits FROM clawboo_vector_entries
-         WHERE model_id = ?1 AND block_id IS NULL",
-    )?;
-    let mut rows = tail.query([model_id])?;
-    while let Some(row) = rows.next()? {
-        let rowid: i64 = row.get(0)?;
-        distances.clear();
-        codes::distances(
-            query,
-            row.get_ref(1)?.as_blob().unwrap_or_default(),
-            &mut distances,
-        );
-        if let Some(&distance) = distances.first() {
-            offer(distance, &|| rowid);
-        }
-        scanned += 1;
+    positions
+}
+
+/// The rowids of the `len` entries at `positions` in `copy` the asymmetric estimate ranks
+/// nearest, sorted by rowid.
+fn shortlist(copy: &ScanCopy, estimate: &Asymmetric, positions: &[usize], len: usize) -> Vec<i64> {
+    let mut scored: Vec<(f32, i64)> = positions
+        .iter()
+        .filter_map(|&p| {
+            let stored = copy.bits.get(p * BITS_BYTES..(p + 1) * BITS_BYTES)?;
+            let rowid = *copy.rowids.get(p)?;
+            Some((estimate.score(stored), rowid))
+        })
+        .collect();
+    if scored.len() > len {
+        scored.select_nth_unstable_by(len, |a, b| b.0.total_cmp(&a.0));
+        scored.truncate(len);
     }
-    let mut rowids: Vec<i64> = best.into_iter().map(|(_, rowid)| rowid).collect();
+    let mut rowids: Vec<i64> = scored.into_iter().map(|(_, rowid)| rowid).collect();
     rowids.sort_unstable();
-    Ok((rowids, scanned))
+    rowids
 }
 
 /// The rowid in `slot` of a block's packed rowids (little-endian `i64`s); 0 past the end.
@@ -266,8 +366,13 @@ fn add(conn: &Connection, rowid: i64) -> Result<Option<i64>, MemoryError> {
             id
         }
         None => {
-            conn.prepare_cached("INSERT INTO clawboo_vector_models (model, dims) VALUES (?1, ?2)")?
-                .execute(params![model, vector.len() as i64])?;
+            // A generation that starts anywhere: a model row deleted and made again never takes
+            // up the generations of the one before.
+            conn.prepare_cached(
+                "INSERT INTO clawboo_vector_models (model, dims, generation)
+                 VALUES (?1, ?2, random() & 0x3FFFFFFFFFFFFFFF)",
+            )?
+            .execute(params![model, vector.len() as i64])?;
             conn.last_insert_rowid()
         }
     };

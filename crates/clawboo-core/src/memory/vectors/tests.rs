@@ -1,3 +1,5 @@
+use std::cell::RefCell;
+
 use rusqlite::Connection;
 
 use super::codes::tests::uniform;
@@ -16,6 +18,21 @@ fn put(conn: &Connection, model: &str, vector: &[f32]) -> i64 {
     .execute(params![to_blob(vector), model])
     .unwrap();
     conn.last_insert_rowid()
+}
+
+/// [`nearest`] as a memory process asks it, keeping its scan copy from one search to the next;
+/// each answer is checked against a fresh read of the file.
+fn searcher(conn: &Connection) -> impl Fn(&str, &[f32], usize) -> Vec<i64> + '_ {
+    let copy = RefCell::new(ScanCopy::default());
+    move |model, query, k| {
+        let kept = nearest(conn, &mut copy.borrow_mut(), model, query, k).unwrap();
+        let fresh = nearest(conn, &mut ScanCopy::default(), model, query, k).unwrap();
+        assert_eq!(
+            kept, fresh,
+            "a kept copy answers as a fresh read of the file"
+        );
+        kept
+    }
 }
 
 fn count(conn: &Connection, sql: &str) -> i64 {
@@ -50,25 +67,19 @@ fn clustered(seed: u64, n: usize, dims: usize) -> Vec<Vec<f32>> {
 fn a_fact_written_by_any_writer_is_found_and_models_never_mix() {
     let db = Db::open_in_memory().unwrap();
     let conn = db.conn();
+    let near = searcher(&conn);
     let a = put(&conn, "m1", &[1.0, 0.0]);
     let b = put(&conn, "m2", &[0.0, 1.0]);
     let c = put(&conn, "m1", &[0.0, 1.0]);
     assert_eq!(pending(&conn), 3, "the triggers queue every embedded fact");
-    assert_eq!(nearest(&conn, "m1", &[0.1, 1.0], 5).unwrap(), [c, a]);
+    assert_eq!(near("m1", &[0.1, 1.0], 5), [c, a]);
     assert_eq!(pending(&conn), 0, "a search indexes the queue first");
-    assert_eq!(nearest(&conn, "m2", &[1.0, 0.0], 5).unwrap(), [b]);
-    assert_eq!(
-        nearest(&conn, "m3", &[1.0, 0.0], 5).unwrap(),
-        Vec::<i64>::new()
-    );
+    assert_eq!(near("m2", &[1.0, 0.0], 5), [b]);
+    assert_eq!(near("m3", &[1.0, 0.0], 5), Vec::<i64>::new());
     // A query, or a stored vector, of another length than the model's is never compared.
-    assert!(
-        nearest(&conn, "m1", &[1.0, 0.0, 0.0], 5)
-            .unwrap()
-            .is_empty()
-    );
+    assert!(near("m1", &[1.0, 0.0, 0.0], 5).is_empty());
     let longer = put(&conn, "m1", &[1.0, 0.0, 0.0]);
-    assert_eq!(nearest(&conn, "m1", &[1.0, 0.0], 5).unwrap(), [a, c]);
+    assert_eq!(near("m1", &[1.0, 0.0], 5), [a, c]);
     assert_eq!(entries(&conn), 3);
     // A fact without a vector, or with a torn one, is never queued or never indexed.
     conn.execute(
@@ -78,7 +89,7 @@ fn a_fact_written_by_any_writer_is_found_and_models_never_mix() {
         [],
     )
     .unwrap();
-    assert_eq!(nearest(&conn, "m1", &[1.0, 0.0], 5).unwrap(), [a, c]);
+    assert_eq!(near("m1", &[1.0, 0.0], 5), [a, c]);
     assert_eq!((entries(&conn), pending(&conn)), (3, 0));
     // Once no vector of the model's old length is left, the model takes the new one.
     conn.execute("DELETE FROM memory_facts WHERE rowid IN (?1, ?2)", [a, c])
@@ -88,13 +99,14 @@ fn a_fact_written_by_any_writer_is_found_and_models_never_mix() {
         [longer],
     )
     .unwrap();
-    assert_eq!(nearest(&conn, "m1", &[1.0, 0.0, 0.1], 5).unwrap(), [longer]);
+    assert_eq!(near("m1", &[1.0, 0.0, 0.1], 5), [longer]);
 }
 
 #[test]
 fn updates_deletes_and_model_changes_move_or_drop_entries_in_the_tail_and_in_blocks() {
     let db = Db::open_in_memory().unwrap();
     let conn = db.conn();
+    let near = searcher(&conn);
     let vectors = clustered(7, BLOCK + 10, 16);
     let rowids: Vec<i64> = vectors.iter().map(|v| put(&conn, "m", v)).collect();
     catch_up(&conn).unwrap();
@@ -108,7 +120,7 @@ fn updates_deletes_and_model_changes_move_or_drop_entries_in_the_tail_and_in_blo
     assert_eq!((blocks(), tail()), (1, 10), "a full tail is packed");
     let (packed, waiting) = (3, BLOCK + 2);
     let far = vec![-50.0; 16];
-    let top = |q: &[f32]| nearest(&conn, "m", q, 1).unwrap();
+    let top = |q: &[f32]| near("m", q, 1);
     // An update in place: the old code leaves, the new one is found.
     for i in [packed, waiting] {
         conn.execute(
@@ -134,7 +146,7 @@ fn updates_deletes_and_model_changes_move_or_drop_entries_in_the_tail_and_in_blo
     .unwrap();
     assert_ne!(top(&vectors[packed]), [rowids[packed]]);
     assert_eq!(
-        nearest(&conn, "m-next", &vectors[0], 5).unwrap(),
+        near("m-next", &vectors[0], 5),
         [rowids[packed]],
         "the new model's index holds it alone"
     );
@@ -144,30 +156,25 @@ fn updates_deletes_and_model_changes_move_or_drop_entries_in_the_tail_and_in_blo
         [rowids[packed], rowids[waiting]],
     )
     .unwrap();
-    assert!(nearest(&conn, "m-next", &vectors[0], 5).unwrap().is_empty());
+    assert!(near("m-next", &vectors[0], 5).is_empty());
     assert_eq!(entries(&conn), rowids.len() as i64 - 2);
     assert_eq!((blocks(), tail()), (1, 9));
     let in_block = count(&conn, "SELECT sum(count) FROM clawboo_vector_blocks");
     assert_eq!(in_block, BLOCK as i64 - 1);
-    assert_eq!(
-        nearest(&conn, "m", &vectors[0], 10_000).unwrap().len(),
-        rowids.len() - 2
-    );
+    assert_eq!(near("m", &vectors[0], 10_000).len(), rowids.len() - 2);
 }
 
 #[test]
 fn an_index_rebuilt_from_the_queue_answers_as_the_kept_one() {
     let db = Db::open_in_memory().unwrap();
     let conn = db.conn();
+    let near = searcher(&conn);
     let vectors = clustered(11, 2 * BLOCK + 100, 24);
     for v in &vectors {
         put(&conn, "m", v);
     }
     let queries = clustered(12, 20, 24);
-    let before: Vec<Vec<i64>> = queries
-        .iter()
-        .map(|q| nearest(&conn, "m", q, 10).unwrap())
-        .collect();
+    let before: Vec<Vec<i64>> = queries.iter().map(|q| near("m", q, 10)).collect();
     // What a file written before the index existed looks like: no entries, nothing queued; the
     // schema step's backfill queues every embedded fact.
     conn.execute_batch(
@@ -175,13 +182,10 @@ fn an_index_rebuilt_from_the_queue_answers_as_the_kept_one() {
          DELETE FROM clawboo_vector_models; DELETE FROM clawboo_vector_pending;",
     )
     .unwrap();
-    assert!(nearest(&conn, "m", &queries[0], 10).unwrap().is_empty());
+    assert!(near("m", &queries[0], 10).is_empty());
     conn.execute_batch(super::sql::backfill!()).unwrap();
     assert_eq!(catch_up(&conn).unwrap(), vectors.len());
-    let after: Vec<Vec<i64>> = queries
-        .iter()
-        .map(|q| nearest(&conn, "m", q, 10).unwrap())
-        .collect();
+    let after: Vec<Vec<i64>> = queries.iter().map(|q| near("m", q, 10)).collect();
     assert_eq!(before, after);
 }
 
@@ -189,8 +193,9 @@ fn an_index_rebuilt_from_the_queue_answers_as_the_kept_one() {
 fn recall_at_ten_against_exact_search_on_random_data_is_at_least_0_95() {
     let db = Db::open_in_memory().unwrap();
     let conn = db.conn();
+    let near = searcher(&conn);
     let dims = 96;
-    let n = 6 * SHORTLIST;
+    let n = 2 * PREFILTER;
     let vectors = clustered(21, n, dims);
     immediate(&conn, |tx| {
         for v in &vectors {
@@ -211,8 +216,7 @@ fn recall_at_ten_against_exact_search_on_random_data_is_at_least_0_95() {
         exact.sort_by(|a, b| b.total_cmp(a));
         let tenth = exact[9];
         // As the caller does: the index's candidates re-scored with the stored vectors.
-        let mut found: Vec<f64> = nearest(&conn, "m", &query, 100)
-            .unwrap()
+        let mut found: Vec<f64> = near("m", &query, 100)
             .into_iter()
             .map(|rowid| cosine(&query, &vectors[rowid as usize - 1]))
             .collect();
@@ -231,6 +235,7 @@ fn recall_at_ten_against_exact_search_on_random_data_is_at_least_0_95() {
 fn torn_index_rows_are_skipped_not_a_panic() {
     let db = Db::open_in_memory().unwrap();
     let conn = db.conn();
+    let near = searcher(&conn);
     let vectors = clustered(5, BLOCK + 1, 8);
     for v in &vectors {
         put(&conn, "m", v);
@@ -241,8 +246,38 @@ fn torn_index_rows_are_skipped_not_a_panic() {
          UPDATE clawboo_vector_entries SET code = x'01', bits = x'02' WHERE block_id IS NULL;",
     )
     .unwrap();
-    assert!(nearest(&conn, "m", &vectors[0], 5).unwrap().len() <= 5);
+    assert!(near("m", &vectors[0], 5).len() <= 5);
     conn.execute("DELETE FROM memory_facts WHERE rowid = 1", [])
         .unwrap();
-    assert!(nearest(&conn, "m", &vectors[0], 5).is_ok());
+    near("m", &vectors[0], 5);
+}
+
+#[test]
+fn a_kept_copy_follows_what_another_connection_indexes() {
+    let dir = clawboo_tests::TempDir::new("vector-copy");
+    let (one, two) = (
+        Db::open(&dir.db_path()).unwrap(),
+        Db::open(&dir.db_path()).unwrap(),
+    );
+    let (reader, writer) = (one.conn(), two.conn());
+    let near = searcher(&reader);
+    let vectors = clustered(3, BLOCK + 5, 16);
+    let rowids: Vec<i64> = vectors.iter().map(|v| put(&writer, "m", v)).collect();
+    catch_up(&writer).unwrap();
+    assert_eq!(near("m", &vectors[7], 1), [rowids[7]]);
+    // Another process deletes a packed fact, then adds one to the tail, indexing each itself.
+    writer
+        .execute("DELETE FROM memory_facts WHERE rowid = ?1", [rowids[7]])
+        .unwrap();
+    catch_up(&writer).unwrap();
+    assert_ne!(near("m", &vectors[7], 1), [rowids[7]]);
+    let far = vec![-50.0; 16];
+    let added = put(&writer, "m", &far);
+    catch_up(&writer).unwrap();
+    assert_eq!(near("m", &far, 1), [added]);
+    assert_eq!(
+        near("m", &far, 10_000).len(),
+        rowids.len(),
+        "one gone, one added"
+    );
 }
