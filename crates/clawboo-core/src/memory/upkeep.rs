@@ -27,8 +27,8 @@ const INDEXES: [&str; 3] = [
     "INSERT INTO memory_facts_fts(memory_facts_fts, rank) VALUES ('merge', ?1)",
 ];
 
-/// Merges every segment of each full-text index into one, in steps of at most [`MERGE_PAGES`]
-/// pages, each its own transaction; returns how many steps wrote something.
+/// Merges every segment of each full-text index into one, in steps of at most 1,000 pages, each
+/// its own transaction; returns how many steps wrote something.
 pub fn merge_text_indexes(conn: &Connection) -> Result<u32, MemoryError> {
     let mut steps = 0;
     for merge in INDEXES {
