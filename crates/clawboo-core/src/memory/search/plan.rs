@@ -4,8 +4,8 @@
 //! each with the words asked of the index (the word and, for a `y` family, its other stem:
 //! `stem::forms`) and how many facts hold it, counted by SQLite only up to the count that makes a
 //! term common (one fact in [`COMMON_SHARE`], between [`COMMON_AT_LEAST`] and [`COMMON_AT_MOST`]),
-//! so planning costs little even for common words, and then only a rare term's rows are read,
-//! newest first; spelling correction (`typo`) of a content word that no fact holds; and the
+//! so planning costs little even for common words, in the same read that yields a rare term's
+//! rows (kept newest first); spelling correction (`typo`) of a content word that no fact holds; and the
 //! sources of candidates, each bounded:
 //! 1. the facts holding the rare terms (whose rows were read while planning), best first by the
 //!    rare terms they hold (`rank::shortlist`);
@@ -197,7 +197,8 @@ impl Plan {
 
 impl Term {
     /// The term matched by `forms`: how many facts hold it, counted by SQLite up to one more than
-    /// `common` (no row leaves it), and when that makes it rare, its rows, newest first.
+    /// `common`, and when that makes it rare, its rows, newest first (one statement: the rowids
+    /// leave SQLite as one list, parsed only for a rare term).
     fn read(
         conn: &Connection,
         forms: Vec<String>,
