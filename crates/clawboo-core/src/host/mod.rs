@@ -10,10 +10,11 @@
 //! admitted request (the mounts first, then the host's own routes; adding a route is one arm
 //! there); `limits` is what a client may cost (connection cap, deadlines, keep-alive, header
 //! sizes, rate limit, shutdown grace); `listener` accepts connections within them, sweeps idle
-//! sessions, applies the retention policy and merges the memory's full-text indexes (at start, then hourly) and shuts down gracefully; `binding` checks a session's URL binding and its signature;
-//! `caller` names who is calling; `rest` (seed 003's routes), `console` (the page's static files),
-//! `api` (the console's REST routes) and `events` (the one change task and its Server-Sent Events)
-//! are the operator surface.
+//! sessions, applies the retention policy and merges the memory's full-text indexes (at start,
+//! then hourly) and shuts down gracefully; `binding` checks a session's URL binding and its
+//! signature; `caller` names who is calling; `rest` (seed 003's routes), `console` (the page's
+//! static files), `api` (the console's REST routes) and `events` (the one change task and its
+//! Server-Sent Events) are the operator surface.
 //!
 //! Decisions: a request body over 2 MB is answered 413 as soon as its `Content-Length` (or the
 //! bytes read so far) say so, without reading the rest. Sessions idle 30 minutes end (a model may

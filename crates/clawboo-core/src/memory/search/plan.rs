@@ -5,8 +5,8 @@
 //! `stem::forms`) and how many facts hold it, counted by SQLite only up to the count that makes a
 //! term common (one fact in [`COMMON_SHARE`], between [`COMMON_AT_LEAST`] and [`COMMON_AT_MOST`]),
 //! so planning costs little even for common words, in the same read that yields a rare term's
-//! rows (kept newest first); spelling correction (`typo`) of a content word that no fact holds; and the
-//! sources of candidates, each bounded:
+//! rows (kept newest first); spelling correction (`typo`) of a content word that no fact holds;
+//! and the sources of candidates, each bounded:
 //! 1. the facts holding the rare terms (whose rows were read while planning), best first by the
 //!    rare terms they hold (`rank::shortlist`);
 //! 2. the facts holding a rare term next to the word it has beside it in the query (`"the
