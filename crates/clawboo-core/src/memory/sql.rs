@@ -98,6 +98,39 @@ INSERT INTO clawboo_procedures_fts (rowid, name, content)
             "CREATE VIRTUAL TABLE IF NOT EXISTS clawboo_facts_vocab
                  USING fts5vocab(clawboo_facts_fts, row);",
         ),
+        // 3: our facts index keyed newest first. A search reads facts newest first, and FTS5
+        // walks a term's rows backwards far more slowly than forwards (it decodes each page
+        // whole to walk it in reverse), so `clawboo_facts_newest_fts` keys each fact by its
+        // rowid negated: newest first is the index's forward order. It replaces step 1's
+        // `clawboo_facts_fts` (dropped with its triggers and vocabulary) and is filled from the
+        // facts, so a file of any earlier step is rebuilt once, by the first process to open it.
+        Step::Sql("
+DROP TRIGGER IF EXISTS clawboo_facts_ai;
+DROP TRIGGER IF EXISTS clawboo_facts_ad;
+DROP TRIGGER IF EXISTS clawboo_facts_au;
+DROP TABLE IF EXISTS clawboo_facts_vocab;
+DROP TABLE IF EXISTS clawboo_facts_fts;
+CREATE VIRTUAL TABLE IF NOT EXISTS clawboo_facts_newest_fts
+    USING fts5(title, content, tokenize = 'porter unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE IF NOT EXISTS clawboo_facts_newest_vocab
+    USING fts5vocab(clawboo_facts_newest_fts, row);
+CREATE TRIGGER IF NOT EXISTS clawboo_facts_newest_ai AFTER INSERT ON memory_facts BEGIN
+    INSERT INTO clawboo_facts_newest_fts (rowid, title, content)
+    VALUES (-new.rowid, new.title, new.content);
+END;
+CREATE TRIGGER IF NOT EXISTS clawboo_facts_newest_ad AFTER DELETE ON memory_facts BEGIN
+    DELETE FROM clawboo_facts_newest_fts WHERE rowid = -old.rowid;
+END;
+CREATE TRIGGER IF NOT EXISTS clawboo_facts_newest_au AFTER UPDATE OF title, content ON memory_facts
+BEGIN
+    DELETE FROM clawboo_facts_newest_fts WHERE rowid = -old.rowid;
+    INSERT INTO clawboo_facts_newest_fts (rowid, title, content)
+    VALUES (-new.rowid, new.title, new.content);
+END;
+INSERT INTO clawboo_facts_newest_fts (rowid, title, content)
+    SELECT -rowid, title, content FROM memory_facts
+    WHERE -rowid NOT IN (SELECT rowid FROM clawboo_facts_newest_fts);
+"),
     ],
 };
 

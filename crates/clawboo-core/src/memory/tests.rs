@@ -466,7 +466,7 @@ fn a_file_written_before_our_indexes_existed_is_indexed_when_opened() {
 }
 
 #[test]
-fn a_file_from_the_first_memory_step_gains_spelling_correction_when_opened() {
+fn a_file_from_the_first_memory_step_gains_the_newest_first_index_and_spelling_correction() {
     let dir = std::env::temp_dir().join(format!("clawboo-memory-vocab-{}", crate::db::new_id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("step1.db");
@@ -476,7 +476,11 @@ fn a_file_from_the_first_memory_step_gains_spelling_correction_when_opened() {
         // As a process that knew only the first step left it.
         m.db.conn()
             .execute_batch(
-                "DROP TABLE clawboo_facts_vocab;
+                "DROP TRIGGER clawboo_facts_newest_ai;
+                 DROP TRIGGER clawboo_facts_newest_ad;
+                 DROP TRIGGER clawboo_facts_newest_au;
+                 DROP TABLE clawboo_facts_newest_vocab;
+                 DROP TABLE clawboo_facts_newest_fts;
                  UPDATE clawboo_schema_versions SET version = 1 WHERE component = 'memory';",
             )
             .unwrap();
@@ -485,6 +489,12 @@ fn a_file_from_the_first_memory_step_gains_spelling_correction_when_opened() {
     let any = ReadScope::default();
     assert_eq!(titles(&m, "zephr", None, &any), ["Zephyr"]);
     assert_eq!(titles(&m, "zephyr", None, &any), ["Zephyr"]);
+    // The rebuilt index is kept by its triggers.
+    fact(&m, "Later", "the zephyr scheduler", &WriteScope::default());
+    assert_eq!(
+        titles(&m, "zephyr scheduler", None, &any),
+        ["Zephyr", "Later"]
+    );
     drop(m);
     std::fs::remove_dir_all(&dir).unwrap();
 }

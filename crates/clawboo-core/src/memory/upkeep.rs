@@ -22,7 +22,7 @@ const MERGE_PAGES: i64 = 1_000;
 /// The indexes merged: ours for facts and procedures, and the reference's index of facts, which
 /// the same file keeps for the reference's readers.
 const INDEXES: [&str; 3] = [
-    "INSERT INTO clawboo_facts_fts(clawboo_facts_fts, rank) VALUES ('merge', ?1)",
+    "INSERT INTO clawboo_facts_newest_fts(clawboo_facts_newest_fts, rank) VALUES ('merge', ?1)",
     "INSERT INTO clawboo_procedures_fts(clawboo_procedures_fts, rank) VALUES ('merge', ?1)",
     "INSERT INTO memory_facts_fts(memory_facts_fts, rank) VALUES ('merge', ?1)",
 ];
@@ -53,7 +53,7 @@ mod tests {
 
     fn segments(conn: &Connection) -> i64 {
         conn.query_row(
-            "SELECT count(DISTINCT segid) FROM clawboo_facts_fts_idx",
+            "SELECT count(DISTINCT segid) FROM clawboo_facts_newest_fts_idx",
             [],
             |r| r.get(0),
         )

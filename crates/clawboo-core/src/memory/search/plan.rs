@@ -209,19 +209,18 @@ impl Term {
         // One read: the count, and the rows as a list that is only parsed when they are few.
         let (df, list): (i64, Option<String>) = conn
             .prepare_cached(
-                "SELECT count(*), group_concat(rowid) FROM (SELECT rowid FROM clawboo_facts_fts
-                 WHERE clawboo_facts_fts MATCH ?1 ORDER BY rowid LIMIT ?2)",
+                "SELECT count(*), group_concat(-rowid) FROM (SELECT rowid
+                 FROM clawboo_facts_newest_fts WHERE clawboo_facts_newest_fts MATCH ?1
+                 ORDER BY rowid LIMIT ?2)",
             )?
             .query_row(rusqlite::params![expression, common + 1], |r| {
                 Ok((r.get(0)?, r.get(1)?))
             })?;
         let rows = match list {
-            // Read forwards (FTS5 reads a doclist backwards far more slowly), turned round here.
-            Some(list) if is_rare(df, common) => list
-                .split(',')
-                .rev()
-                .filter_map(|r| r.parse().ok())
-                .collect(),
+            // The index's forward order is newest first (its rowids are the facts' negated).
+            Some(list) if is_rare(df, common) => {
+                list.split(',').filter_map(|r| r.parse().ok()).collect()
+            }
             _ => Vec::new(),
         };
         Ok(Self {

@@ -1,7 +1,7 @@
 //! Running a full-text search: every source of the plan read against the porter index of facts
 //! and procedures, and every candidate scored by one formula (`rank`).
 //!
-//! Owns: the `MATCH` queries over `clawboo_facts_fts` and `clawboo_procedures_fts` (the scope
+//! Owns: the `MATCH` queries over `clawboo_facts_newest_fts` and `clawboo_procedures_fts` (the scope
 //! filter applied inside them), reading at most [`POOL`] rows per source ([`RANKED_POOL`] for the
 //! source the index ranks), and the scores: each candidate's `rank` score relative to the best's,
 //! so the best scores 1, scores never rise down the list and stay above zero. A ranked source
@@ -212,15 +212,15 @@ fn source_matches(
             fact_columns!(),
             ", m.rowid AS rowid,
                CASE WHEN m.embedding_model = :model THEN m.embedding END AS same_model_embedding
-             FROM (SELECT rowid FROM clawboo_facts_fts WHERE clawboo_facts_fts MATCH :query)
-                  AS hits
-             JOIN memory_facts m ON m.rowid = hits.rowid
+             FROM (SELECT rowid AS key FROM clawboo_facts_newest_fts
+                   WHERE clawboo_facts_newest_fts MATCH :query) AS hits
+             JOIN memory_facts m ON m.rowid = -hits.key
              WHERE ",
             scope_filter!(),
-            // The order belongs here: SQLite flattens the subquery and drops an order inside it
-            // (it read oldest first); here the index walks its rows backwards, and stops at the
-            // limit.
-            " ORDER BY hits.rowid DESC LIMIT :limit"
+            // The order belongs here: SQLite flattens the subquery and drops an order inside it.
+            // The index's keys are the facts' rowids negated, so it walks its rows forwards,
+            // newest first, and stops at the limit.
+            " ORDER BY hits.key LIMIT :limit"
         ))?
         .query_map(as_params(&params).as_slice(), fact_match)?
         .collect::<rusqlite::Result<_>>()?;
@@ -486,6 +486,30 @@ mod tests {
             })
             .collect();
         (memory, ids)
+    }
+
+    #[test]
+    fn among_facts_scored_alike_the_newest_come_first() {
+        let (memory, _) = store_of(&[], "a deploy waits for the shard lock", 500);
+        let found: Vec<String> = memory
+            .search(
+                "deploy waits shard lock",
+                Some(SearchMode::Fts),
+                5,
+                &ReadScope::default(),
+            )
+            .unwrap()
+            .hits
+            .into_iter()
+            .map(|h| match h.entry {
+                Entry::Fact(fact) => fact.title,
+                Entry::Procedure(procedure) => procedure.name,
+            })
+            .collect();
+        assert_eq!(
+            found,
+            ["note 499", "note 498", "note 497", "note 496", "note 495"]
+        );
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! Spelling correction of a query word that no fact holds, from the index's own vocabulary.
 //!
 //! Owns: [`correct`]: for a word of [`MIN_LETTERS`] letters or more that matches nothing, the
-//! stems of the full-text index (`clawboo_facts_vocab`, an `fts5vocab` table over
-//! `clawboo_facts_fts`) that share its first three letters (then, when none is close, its first
+//! stems of the full-text index (`clawboo_facts_newest_vocab`, an `fts5vocab` table over
+//! `clawboo_facts_newest_fts`) that share its first three letters (then, when none is close, its first
 //! two) are compared with the word: a stem is close when it is one edit (two for a word of
 //! [`TWO_EDITS_FROM`] letters or more: a letter added, dropped, changed or two swapped) from the
 //! word's own stem, or from the start of the word followed by at most [`MAX_SUFFIX`] letters (a
@@ -43,7 +43,7 @@ pub(super) fn correct(conn: &Connection, word: &str) -> Result<Option<Fixed>, Me
     let wanted = stem(word);
     let most = if word.len() >= TWO_EDITS_FROM { 2 } else { 1 };
     let mut scan = conn.prepare_cached(
-        "SELECT term, doc FROM clawboo_facts_vocab WHERE term >= ?1 AND term < ?2 LIMIT ?3",
+        "SELECT term, doc FROM clawboo_facts_newest_vocab WHERE term >= ?1 AND term < ?2 LIMIT ?3",
     )?;
     for prefix_len in [3, 2] {
         let prefix = &word[..prefix_len];
