@@ -143,7 +143,20 @@ fn ask_all(
                 .iter()
                 .any(|h| h.entry.id() == ids[target].as_str());
             if !hit && misses == Some(query.kind) {
-                println!("missed {:?}\n  fact: {:?}", query.text, facts[target]);
+                // Where the fact stands when more hits are asked for: ranked too low, or not a
+                // candidate at all (more hits also read more candidates, so this is a hint).
+                let deeper = memory.search(&query.text, Some(SearchMode::Fts), 100, &scope)?;
+                let rank = deeper
+                    .hits
+                    .iter()
+                    .position(|h| h.entry.id() == ids[target].as_str())
+                    .map_or("not in the top 100".to_owned(), |r| {
+                        format!("rank {}", r + 1)
+                    });
+                println!(
+                    "missed {:?} ({rank})\n  fact: {:?}",
+                    query.text, facts[target]
+                );
                 for h in outcome.hits.iter().take(3) {
                     let text = match &h.entry {
                         Entry::Fact(f) => format!("{} | {}", f.title, f.content),
