@@ -20,10 +20,11 @@
 //!    held), so when enough hold every term, those that lack one seldom reach the top; each
 //!    such source is an `AND` over long row lists, the costliest read of a query;
 //! 4. the whole query as a phrase (stop words included; two words to [`MAX_PHRASE_WORDS`]),
-//!    newest first: when no term is rare, and (read by `text`) when more facts hold the rare terms
-//!    than the shortlist keeps, since the shortlist then chooses among facts of equal weight by
-//!    age and an older fact saying the whole query would be left out. A phrase read costs more
-//!    than a word's (FTS5 walks the stop words' long position lists), so it is read only then;
+//!    newest first: when no term is rare, and (read by `text`) when more facts hold every rare
+//!    term than the shortlist keeps, since the shortlist then chooses among them by age and an
+//!    older fact saying the whole query (which holds every rare term) would be left out. A phrase
+//!    read costs more than a word's (FTS5 walks the stop words' long position lists), so it is
+//!    read only then;
 //! 5. when no term is rare: the facts holding any common term, newest first.
 //!
 //! Common terms are never ranked by the index (that would cost a scan of their rows) and never
@@ -97,7 +98,7 @@ pub(super) struct Plan {
     pub(super) common: i64,
     /// The whole query as a phrase (stop words included), when it has two words or more and not
     /// too many: a source when no term is rare, and read beside the rare terms' rows when more
-    /// facts hold them than are shortlisted (`text`).
+    /// facts hold every rare term than are shortlisted (`text`).
     pub(super) phrase: Option<String>,
     /// The sources beside the rare terms' rows, in the order they are read.
     pub(super) sources: Vec<Source>,

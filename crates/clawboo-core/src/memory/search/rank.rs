@@ -217,10 +217,22 @@ impl Scorer {
     }
 }
 
+/// Which facts holding the rare terms are read: [`shortlist`].
+#[derive(Debug, PartialEq)]
+pub(super) struct Shortlist {
+    /// The rowids, most weight first, newest first among equals.
+    pub(super) rows: Vec<i64>,
+    /// Whether more facts than these hold a rare term.
+    pub(super) cut: bool,
+    /// Whether the cut left out facts holding every rare term: it chose among those by age alone,
+    /// and an older one left out may say the whole query (a fact that does holds every term).
+    pub(super) cut_among_best: bool,
+}
+
 /// The rowids of the `pool` facts holding the most weight of `plan`'s rare terms (the sum of the
-/// inverse document frequencies of those they hold), newest first among equals, and whether more
-/// facts than that hold a rare term (then the cut among equals was by age alone).
-pub(super) fn shortlist(plan: &Plan, pool: usize) -> (Vec<i64>, bool) {
+/// inverse document frequencies of those they hold), newest first among equals, and where the
+/// cut fell.
+pub(super) fn shortlist(plan: &Plan, pool: usize) -> Shortlist {
     let n = plan.total.max(1) as f64;
     let mut weight: HashMap<i64, f64> = HashMap::new();
     for term in plan.terms.iter().filter(|t| plan.rare(t)) {
@@ -231,9 +243,16 @@ pub(super) fn shortlist(plan: &Plan, pool: usize) -> (Vec<i64>, bool) {
     }
     let mut rows: Vec<(i64, f64)> = weight.into_iter().collect();
     rows.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+    // Every row's weight adds the same terms' weights in the same order, so rows holding the
+    // same terms weigh exactly the same.
+    let cut_among_best = rows.len() > pool && rows[pool].1 >= rows[0].1;
     let cut = rows.len() > pool;
     rows.truncate(pool);
-    (rows.into_iter().map(|(row, _)| row).collect(), cut)
+    Shortlist {
+        rows: rows.into_iter().map(|(row, _)| row).collect(),
+        cut,
+        cut_among_best,
+    }
 }
 
 /// BM25's inverse document frequency of a term in `df` of `n` facts.
@@ -316,6 +335,37 @@ mod tests {
             "soon late, function ends, complete now, a end",
         ));
         assert!(holds_them > lacks_them, "{holds_them} {lacks_them}");
+    }
+
+    #[test]
+    fn the_shortlist_says_whether_its_cut_fell_among_facts_holding_every_rare_term() {
+        let term = |word: &str, rows: Vec<i64>| Term {
+            forms: vec![word.to_owned()],
+            key: stem::key(word),
+            df: rows.len() as i64,
+            rows,
+        };
+        // Facts 30, 20 and 10 hold both rare words; six more hold one, three the other.
+        let plan = Plan::for_test(
+            "zephyr deadline",
+            vec![
+                term("zephyr", vec![30, 20, 10, 45, 44, 43, 42, 41, 40]),
+                term("deadline", vec![30, 20, 10, 52, 51, 50]),
+            ],
+        );
+        let short = shortlist(&plan, 5);
+        assert_eq!(
+            short.rows,
+            [30, 20, 10, 52, 51],
+            "both words first, newest first"
+        );
+        assert!(short.cut && !short.cut_among_best, "{short:?}");
+        let short = shortlist(&plan, 2);
+        assert_eq!(short.rows, [30, 20]);
+        assert!(short.cut && short.cut_among_best, "{short:?}");
+        let short = shortlist(&plan, 100);
+        assert!(!short.cut && !short.cut_among_best, "{short:?}");
+        assert_eq!(short.rows.len(), 12);
     }
 
     #[test]

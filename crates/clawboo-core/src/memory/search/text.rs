@@ -79,11 +79,13 @@ pub(super) fn candidates(
             }
         }
     };
-    let (short, cut) = shortlisted(conn, &plan, cap.max(RANKED_POOL) as usize, scope, model)?;
+    let (short, cut_among_best) =
+        shortlisted(conn, &plan, cap.max(RANKED_POOL) as usize, scope, model)?;
     keep(short);
-    // More facts hold a rare term than were shortlisted, and the shortlist chose among equals by
-    // age: those that say the whole query as it is said are read too.
-    if cut && let Some(phrase) = &plan.phrase {
+    // More facts hold every rare term than were shortlisted, and the shortlist chose among them
+    // by age: those that say the whole query as it is said are read too. (When every fact holding
+    // every rare term was shortlisted, so was every fact saying the whole query.)
+    if cut_among_best && let Some(phrase) = &plan.phrase {
         keep(source_matches(
             conn,
             &Source::of(phrase.clone()),
@@ -131,7 +133,8 @@ pub(super) fn candidates(
 
 /// The facts of the shortlist of the rare terms' rows that are in scope, in its order: the
 /// `pool` best, or when the scope filtered some of them out, the best `pool` of all those rows;
-/// and whether the shortlist left out facts holding a rare term.
+/// and whether the shortlist left out facts holding every rare term
+/// (`rank::Shortlist::cut_among_best`).
 fn shortlisted(
     conn: &Connection,
     plan: &Plan,
@@ -139,16 +142,16 @@ fn shortlisted(
     scope: &ReadScope,
     model: Option<&str>,
 ) -> Result<(Vec<Matched>, bool), MemoryError> {
-    let (rows, cut) = shortlist(plan, pool);
-    let mut matched = facts_by_rowid(conn, &rows, scope, model)?;
-    if matched.len() < rows.len() && cut {
-        let (all, _) = shortlist(plan, usize::MAX);
+    let short = shortlist(plan, pool);
+    let mut matched = facts_by_rowid(conn, &short.rows, scope, model)?;
+    if matched.len() < short.rows.len() && short.cut {
+        let all = shortlist(plan, usize::MAX).rows;
         matched = facts_by_rowid(conn, &all, scope, model)?;
         let position: HashMap<i64, usize> = all.iter().enumerate().map(|(i, r)| (*r, i)).collect();
         matched.sort_by_key(|m| position.get(&m.rowid).copied().unwrap_or(usize::MAX));
         matched.truncate(pool);
     }
-    Ok((matched, cut))
+    Ok((matched, short.cut_among_best))
 }
 
 /// The facts with `rowids` that are in scope, in any order.
