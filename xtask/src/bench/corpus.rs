@@ -15,7 +15,11 @@
 //! - `typo`: 5 consecutive words with the longest content word (5 letters or more) misspelt by one
 //!   edit (a letter dropped, added, changed or two swapped, never the first) into a word the corpus
 //!   does not hold;
-//! - `question`: three of the fact's content words, in order, in a question ("how do I …?").
+//! - `question`: three of the fact's content words, in order, in a question ("how do I …?");
+//! - `paraphrase`: 5 consecutive words holding three content words or more, two of which are said
+//!   with other words: each replaced by a word of the corpus at least as common (and seen five
+//!   times or more) that the fact does not hold, as a synonym is, to full-text search, another
+//!   word. The fact then holds only some of the query's words.
 //!
 //! Guarantees: offline, deterministic for a given machine (files are read in sorted order), and
 //! bounded (reading stops once enough distinct sentences are found). Must never: fetch anything.
@@ -96,7 +100,7 @@ pub fn build(facts: usize, queries: usize, probes: usize) -> anyhow::Result<Corp
         })
         .collect();
     let maker = ProbeMaker::new(&all);
-    for kind in ["words", "forms", "typo", "question"] {
+    for kind in ["words", "forms", "typo", "question", "paraphrase"] {
         let mut made = 0;
         // Bounded: a fact that cannot make this kind is skipped, at most 20 tries a probe.
         for _ in 0..probes * 20 {
@@ -145,10 +149,16 @@ const QUESTIONS: &[&str] = &[
     "can I {}",
 ];
 
+/// How often a word must occur in the corpus to stand in for another in a paraphrase.
+const STAND_IN_AT_LEAST: usize = 5;
+
 /// Makes probes of each kind from stored facts, knowing the corpus's words.
 struct ProbeMaker {
     /// Every lower-case word of the facts, with how many times it occurs.
     vocabulary: HashMap<String, usize>,
+    /// The content words seen at least [`STAND_IN_AT_LEAST`] times, sorted: what a paraphrase
+    /// says instead of a fact's word.
+    stand_ins: Vec<String>,
 }
 
 impl ProbeMaker {
@@ -159,18 +169,31 @@ impl ProbeMaker {
                 *vocabulary.entry(word.to_lowercase()).or_insert(0) += 1;
             }
         }
-        Self { vocabulary }
+        let mut stand_ins: Vec<String> = vocabulary
+            .iter()
+            .filter(|(w, n)| **n >= STAND_IN_AT_LEAST && is_content_word(w) && w.is_ascii())
+            .map(|(w, _)| w.clone())
+            .collect();
+        stand_ins.sort();
+        Self {
+            vocabulary,
+            stand_ins,
+        }
     }
 
     fn known(&self, word: &str) -> bool {
         self.vocabulary.contains_key(word)
     }
 
+    /// How many times the corpus holds `word` (lower-case).
+    fn count(&self, word: &str) -> usize {
+        self.vocabulary.get(word).copied().unwrap_or(0)
+    }
+
     /// A probe of `kind` for the fact `content`, or `None` when this fact cannot make one.
     fn make(&self, kind: &str, content: &str, rng: &mut Rng) -> Option<String> {
         let words = words_of(content);
-        let content_word =
-            |w: &str| w.len() >= 4 && w.chars().all(char::is_alphabetic) && !STOP.contains(&w);
+        let content_word = is_content_word;
         match kind {
             "question" => {
                 let picked: Vec<&str> = words
@@ -224,6 +247,27 @@ impl ProbeMaker {
                         window[at] = misspelt;
                         Some(window.join(" "))
                     }
+                    "paraphrase" => {
+                        let mut at: Vec<usize> = (0..window.len())
+                            .filter(|&i| content_word(&window[i].to_lowercase()))
+                            .collect();
+                        if at.len() < 3 || self.stand_ins.is_empty() {
+                            return None;
+                        }
+                        rng.shuffle(&mut at);
+                        let held: HashSet<String> =
+                            words.iter().map(|w| w.to_lowercase()).collect();
+                        for &i in &at[..2] {
+                            // As plain a word as the one it replaces: people paraphrase with
+                            // everyday words, not rarer ones.
+                            let count = self.count(&window[i].to_lowercase());
+                            window[i] = (0..50)
+                                .map(|_| rng.pick(&self.stand_ins))
+                                .find(|w| !held.contains(*w) && self.count(w) >= count)?
+                                .clone();
+                        }
+                        Some(window.join(" "))
+                    }
                     _ => Some(window.join(" ")),
                 }
             }
@@ -258,6 +302,12 @@ impl ProbeMaker {
         forms.retain(|f| f != word && self.vocabulary.get(f).is_some_and(|&n| n >= 2));
         forms
     }
+}
+
+/// Whether `word` (lower-case) is a content word a probe may alter: four letters or more, not
+/// one of the commonest words.
+fn is_content_word(word: &str) -> bool {
+    word.len() >= 4 && word.chars().all(char::is_alphabetic) && !STOP.contains(&word)
 }
 
 /// `word` (ASCII, 5 letters or more) with one edit at a position after the first letter.
