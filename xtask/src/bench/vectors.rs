@@ -37,6 +37,7 @@ use anyhow::{Context, bail};
 use clawboo_core::Db;
 use clawboo_core::internal::memory::{self, Provider, embed};
 use clawboo_tests::{Rng, Server, TempDir, bin_path, loopback};
+use serde_json::json;
 
 use super::corpus;
 use super::realistic::{DIMS, embed_text, embedder, percentile, search, spliced_million};
@@ -178,7 +179,7 @@ impl Store {
         let started = Instant::now();
         let mut server = Server::spawn_command(bin_path("clawboo-mcp-memory"), &path, env);
         server.initialize();
-        search(&mut server, "index what is queued", "vector")?;
+        index_queued(&mut server)?;
         server.close();
         let index_s = started.elapsed().as_secs_f64();
         Db::open(&path)?
@@ -260,6 +261,34 @@ fn holds(path: &Path, facts: &[(String, String)]) -> anyhow::Result<bool> {
     )?;
     Ok(usize::try_from(count).ok() == Some(facts.len())
         && last.as_deref() == facts.last().map(|(_, content)| content.as_str()))
+}
+
+/// How long the search that indexes a seeded store may take: a million facts take about a
+/// minute on an idle machine, longer on a loaded one (the usual reply deadline would end the run).
+const INDEX_DEADLINE: Duration = Duration::from_secs(15 * 60);
+
+/// Asks `server` a first vector search, which indexes whatever is queued, and waits up to
+/// [`INDEX_DEADLINE`] for its answer.
+fn index_queued(server: &mut Server) -> anyhow::Result<()> {
+    let id = server.send_request(
+        "tools/call",
+        json!({"name": "memory_search",
+               "arguments": {"query": "index what is queued", "mode": "vector", "limit": 10}}),
+    );
+    let started = Instant::now();
+    loop {
+        let left = INDEX_DEADLINE.saturating_sub(started.elapsed());
+        let Some(message) = server.read_message_within(left) else {
+            bail!("the indexing search did not answer within {INDEX_DEADLINE:?}");
+        };
+        if message.get("id") == Some(&json!(id)) {
+            let reply = Server::tool_reply(message);
+            if reply.is_error {
+                bail!("the indexing search failed: {}", reply.text());
+            }
+            return Ok(());
+        }
+    }
 }
 
 /// Stores `facts` in the new file `path` with their vectors, in transactions of 20,000; the
