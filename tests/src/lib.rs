@@ -401,6 +401,19 @@ impl Server {
         }
     }
 
+    /// Like [`Server::wait_response`], for an answer that may take longer than
+    /// [`REPLY_DEADLINE`]: `None` when it has not arrived within `deadline` (all messages
+    /// together).
+    pub fn wait_response_within(&mut self, id: u64, deadline: Duration) -> Option<Value> {
+        let end = Instant::now() + deadline;
+        loop {
+            let msg = self.read_message_within(end.saturating_duration_since(Instant::now()))?;
+            if msg.get("id") == Some(&json!(id)) {
+                return Some(msg);
+            }
+        }
+    }
+
     /// Reads messages until the responses to every id in `ids` have arrived, and returns them in
     /// the order of `ids` (for pipelined requests, whose answers may come back in any order).
     pub fn wait_responses(&mut self, ids: &[u64]) -> Vec<Value> {

@@ -193,7 +193,6 @@ impl ProbeMaker {
     /// A probe of `kind` for the fact `content`, or `None` when this fact cannot make one.
     fn make(&self, kind: &str, content: &str, rng: &mut Rng) -> Option<String> {
         let words = words_of(content);
-        let content_word = is_content_word;
         match kind {
             "question" => {
                 let picked: Vec<&str> = words
@@ -222,7 +221,7 @@ impl ProbeMaker {
                         let mut changed = false;
                         for word in &mut window {
                             let lower = word.to_lowercase();
-                            if !content_word(&lower) {
+                            if !is_content_word(&lower) {
                                 continue;
                             }
                             let others = self.other_forms(&lower);
@@ -237,7 +236,7 @@ impl ProbeMaker {
                         let at = (0..window.len())
                             .filter(|&i| {
                                 let lower = window[i].to_lowercase();
-                                lower.len() >= 5 && content_word(&lower) && lower.is_ascii()
+                                lower.len() >= 5 && is_content_word(&lower) && lower.is_ascii()
                             })
                             .max_by_key(|&i| window[i].len())?;
                         let lower = window[at].to_lowercase();
@@ -249,7 +248,7 @@ impl ProbeMaker {
                     }
                     "paraphrase" => {
                         let mut at: Vec<usize> = (0..window.len())
-                            .filter(|&i| content_word(&window[i].to_lowercase()))
+                            .filter(|&i| is_content_word(&window[i].to_lowercase()))
                             .collect();
                         if at.len() < 3 || self.stand_ins.is_empty() {
                             return None;

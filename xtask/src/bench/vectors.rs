@@ -275,20 +275,14 @@ fn index_queued(server: &mut Server) -> anyhow::Result<()> {
         json!({"name": "memory_search",
                "arguments": {"query": "index what is queued", "mode": "vector", "limit": 10}}),
     );
-    let started = Instant::now();
-    loop {
-        let left = INDEX_DEADLINE.saturating_sub(started.elapsed());
-        let Some(message) = server.read_message_within(left) else {
-            bail!("the indexing search did not answer within {INDEX_DEADLINE:?}");
-        };
-        if message.get("id") == Some(&json!(id)) {
-            let reply = Server::tool_reply(message);
-            if reply.is_error {
-                bail!("the indexing search failed: {}", reply.text());
-            }
-            return Ok(());
-        }
+    let reply = server
+        .wait_response_within(id, INDEX_DEADLINE)
+        .map(Server::tool_reply)
+        .with_context(|| format!("the indexing search did not answer within {INDEX_DEADLINE:?}"))?;
+    if reply.is_error {
+        bail!("the indexing search failed: {}", reply.text());
     }
+    Ok(())
 }
 
 /// Stores `facts` in the new file `path` with their vectors, in transactions of 20,000; the

@@ -218,7 +218,7 @@ impl Scorer {
 }
 
 /// Which facts holding the rare terms are read: [`shortlist`].
-#[derive(Debug, PartialEq)]
+#[derive(Debug)]
 pub(super) struct Shortlist {
     /// The rowids, most weight first, newest first among equals.
     pub(super) rows: Vec<i64>,
