@@ -5,8 +5,10 @@
 //! `stem::forms`) and how many facts hold it, counted by SQLite only up to the count that makes a
 //! term common (one fact in [`COMMON_SHARE`], between [`COMMON_AT_LEAST`] and [`COMMON_AT_MOST`]),
 //! so planning costs little even for common words, in the same read that yields a rare term's
-//! rows (kept newest first); spelling correction (`typo`) of a content word that no fact holds;
-//! and the sources of candidates, each bounded:
+//! rows (kept newest first); how many facts hold a common term or a stop word, estimated from how
+//! densely it holds the newest facts ([`Counted`]; a stop word's from its [`STOP_WORD_SAMPLE`]
+//! newest), for the ranking's weights; spelling correction (`typo`) of a content word that no
+//! fact holds; and the sources of candidates, each bounded:
 //! 1. the facts holding the rare terms (whose rows were read while planning), best first by the
 //!    rare terms they hold (`rank::shortlist`);
 //! 2. the facts holding a rare term next to the word it has beside it in the query (`"the
@@ -18,7 +20,10 @@
 //!    sources are read only when fewer facts than a source may read hold every term: a fact
 //!    lacking a term mostly scores below one holding them all (BM25 adds a positive share per term
 //!    held), so when enough hold every term, those that lack one seldom reach the top; each
-//!    such source is an `AND` over long row lists, the costliest read of a query;
+//!    such source is an `AND` over long row lists, the costliest read of a query. Under the same
+//!    condition, the facts holding a common term next to a word it has beside it in the query:
+//!    a paraphrase or a question keeps some of its fact's words in their order (`"at runtime"`
+//!    of `format arguments at runtime`) when it changes the others;
 //! 4. the whole query as a phrase (stop words included; two words to [`MAX_PHRASE_WORDS`]),
 //!    newest first: when no term is rare, and (read by `text`) when more facts hold every rare
 //!    term than the shortlist keeps, since the shortlist then chooses among them by age and an
@@ -50,6 +55,9 @@ const MAX_COMMON_TERMS: usize = 4;
 const MAX_LEFT_OUT: usize = 5;
 /// A phrase of more words than this is not searched as a phrase.
 const MAX_PHRASE_WORDS: usize = 12;
+/// How many of the newest facts holding a stop word are read to estimate how many hold it (the
+/// estimate's error is about one over the square root of this).
+const STOP_WORD_SAMPLE: i64 = 128;
 
 /// One distinct word of the query, as searched.
 #[derive(Debug, Clone)]
@@ -60,6 +68,8 @@ pub(super) struct Term {
     pub(super) key: String,
     /// How many facts hold it, up to `common + 1`.
     pub(super) df: i64,
+    /// How many facts hold it: `df` when it is rare, else estimated ([`Counted`]).
+    pub(super) facts: f64,
     /// The rowids of the facts holding it, newest first, when it is rare (else empty).
     pub(super) rows: Vec<i64>,
 }
@@ -69,7 +79,8 @@ pub(super) struct Term {
 pub(super) struct Source {
     pub(super) expression: String,
     /// Read only when the every-word source before it found fewer facts than it may read: a
-    /// source of facts lacking a word (all but one present term).
+    /// source of facts lacking a word (all but one present term, or common terms beside their
+    /// neighbours).
     pub(super) lacks_a_word: bool,
 }
 
@@ -92,6 +103,9 @@ pub(super) struct Plan {
     pub(super) said: Vec<String>,
     /// The terms the ranking weighs.
     pub(super) terms: Vec<Term>,
+    /// The query's stop words that are not terms, each family with how many facts hold it
+    /// (estimated, [`Counted`]): the ranking weighs them too, but they choose no candidate.
+    pub(super) stop_words: Vec<(String, f64)>,
     /// How many facts the store holds (its highest rowid).
     pub(super) total: i64,
     /// The count above which a term is common.
@@ -146,7 +160,7 @@ pub(super) fn plan(conn: &Connection, query: &str) -> Result<Option<Plan>, Memor
     let mut terms = Vec::with_capacity(content.len());
     let mut asked: Vec<String> = Vec::new();
     for word in content {
-        let mut term = Term::read(conn, forms(&word), stem::key(&word), common)?;
+        let mut term = Term::read(conn, forms(&word), stem::key(&word), (total, common))?;
         asked.extend(term.forms.iter().cloned());
         if term.df == 0
             && let Some(fixed) = typo::correct(conn, &word)?
@@ -158,7 +172,7 @@ pub(super) fn plan(conn: &Connection, query: &str) -> Result<Option<Plan>, Memor
                 conn,
                 vec![fixed.word.clone()],
                 stem::key(&fixed.word),
-                common,
+                (total, common),
             )?;
             asked.push(fixed.word);
         }
@@ -166,6 +180,10 @@ pub(super) fn plan(conn: &Connection, query: &str) -> Result<Option<Plan>, Memor
     }
     let mut plan = Plan::of(words, terms, total, common);
     plan.any = Some(query::match_any(&asked));
+    plan.weigh_stop_words(|said| {
+        Counted::read(conn, &query::match_any(&forms(said)), STOP_WORD_SAMPLE)
+            .map(|c| c.facts(total))
+    })?;
     Ok(Some(plan))
 }
 
@@ -180,6 +198,7 @@ impl Plan {
                 .then(|| phrase(&said)),
             said,
             terms,
+            stop_words: Vec::new(),
             total,
             common,
             sources: Vec::new(),
@@ -189,37 +208,102 @@ impl Plan {
         plan
     }
 
-    /// The plan of `query` with `terms` over 100,000 facts, 1,000 making a term common.
+    /// The plan of `query` with `terms` over 100,000 facts, 1,000 making a term common, and each
+    /// of its other words held by half the facts.
     #[cfg(test)]
     pub(super) fn for_test(query: &str, terms: Vec<Term>) -> Self {
-        Self::of(query::words(query), terms, 100_000, 1_000)
+        let mut plan = Self::of(query::words(query), terms, 100_000, 1_000);
+        plan.weigh_stop_words(|_| Ok::<_, ()>(50_000.0)).ok();
+        plan
+    }
+
+    /// Fills `stop_words`: how many facts hold each word of the query that is not a term, from
+    /// `facts_holding` (given the word as said), except a question's opening words ("how do I",
+    /// "why does"), which say what kind of answer is wanted, not what it holds: they count as a
+    /// word in half the facts, whatever the facts hold.
+    fn weigh_stop_words<E>(
+        &mut self,
+        mut facts_holding: impl FnMut(&str) -> Result<f64, E>,
+    ) -> Result<(), E> {
+        let opening = question_opening(&self.said);
+        for (at, (said, key)) in self.said.iter().zip(&self.words).enumerate() {
+            let weighed = self.terms.iter().any(|t| t.key == *key)
+                || self.stop_words.iter().any(|(k, _)| k == key);
+            if !weighed {
+                let facts = if at < opening {
+                    self.total as f64 / 2.0
+                } else {
+                    facts_holding(said)?
+                };
+                self.stop_words.push((key.clone(), facts));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The newest facts holding a word, read up to a limit: how many, their rowids, and the oldest.
+struct Counted {
+    /// How many were read (all of them when fewer than the limit).
+    count: i64,
+    /// Their rowids, newest first, as SQLite lists them (`"9,7,3"`), when any.
+    rows: Option<String>,
+    /// The rowid of the oldest read.
+    oldest: i64,
+    /// Whether the limit stopped the read (more facts hold the word).
+    cut: bool,
+}
+
+impl Counted {
+    /// The newest facts (up to `limit`) matching `expression`, in one statement: the rowids leave
+    /// SQLite as one list, parsed only when wanted.
+    fn read(conn: &Connection, expression: &str, limit: i64) -> Result<Self, MemoryError> {
+        let (count, rows, last_key): (i64, Option<String>, Option<i64>) = conn
+            .prepare_cached(
+                "SELECT count(*), group_concat(-rowid), max(rowid) FROM (SELECT rowid
+                 FROM clawboo_facts_newest_fts WHERE clawboo_facts_newest_fts MATCH ?1
+                 ORDER BY rowid LIMIT ?2)",
+            )?
+            .query_row(rusqlite::params![expression, limit], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })?;
+        Ok(Self {
+            count,
+            rows,
+            // The index's keys are the facts' rowids negated: its last key read is the oldest.
+            oldest: last_key.map_or(0, |k| -k),
+            cut: count >= limit,
+        })
+    }
+
+    /// How many of the `total` facts (the highest rowid) hold the word: counted when the read
+    /// was not cut, else estimated from how densely it holds the newest facts (the read found
+    /// `count` among the facts from `oldest` on).
+    fn facts(&self, total: i64) -> f64 {
+        if !self.cut || self.oldest <= 0 {
+            return self.count as f64;
+        }
+        let span = (total - self.oldest + 1).max(self.count);
+        (self.count as f64 * total as f64 / span as f64)
+            .min(total as f64)
+            .max(self.count as f64)
     }
 }
 
 impl Term {
-    /// The term matched by `forms`: how many facts hold it, counted by SQLite up to one more than
-    /// `common`, and when that makes it rare, its rows, newest first (one statement: the rowids
-    /// leave SQLite as one list, parsed only for a rare term).
+    /// The term matched by `forms` among `total` facts: how many facts hold it, counted by SQLite
+    /// up to one more than `common` (and estimated beyond), and when that makes it rare, its rows,
+    /// newest first.
     fn read(
         conn: &Connection,
         forms: Vec<String>,
         key: String,
-        common: i64,
+        (total, common): (i64, i64),
     ) -> Result<Self, MemoryError> {
-        let expression = query::match_any(&forms);
-        // One read: the count, and the rows as a list that is only parsed when they are few.
-        let (df, list): (i64, Option<String>) = conn
-            .prepare_cached(
-                "SELECT count(*), group_concat(-rowid) FROM (SELECT rowid
-                 FROM clawboo_facts_newest_fts WHERE clawboo_facts_newest_fts MATCH ?1
-                 ORDER BY rowid LIMIT ?2)",
-            )?
-            .query_row(rusqlite::params![expression, common + 1], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })?;
-        let rows = match list {
+        let counted = Counted::read(conn, &query::match_any(&forms), common + 1)?;
+        let rows = match &counted.rows {
             // The index's forward order is newest first (its rowids are the facts' negated).
-            Some(list) if is_rare(df, common) => {
+            Some(list) if is_rare(counted.count, common) => {
                 list.split(',').filter_map(|r| r.parse().ok()).collect()
             }
             _ => Vec::new(),
@@ -227,9 +311,25 @@ impl Term {
         Ok(Self {
             forms,
             key,
-            df,
+            df: counted.count,
+            facts: counted.facts(total),
             rows,
         })
+    }
+}
+
+/// How many words open `said` as a question: an interrogative first word and the stop words
+/// after it ("how do i", "what is the"), or none.
+fn question_opening(said: &[String]) -> usize {
+    const ASKING: &[&str] = &[
+        "are", "can", "could", "did", "do", "does", "how", "is", "should", "was", "were", "what",
+        "when", "where", "which", "who", "whom", "why", "will", "would",
+    ];
+    match said.first() {
+        Some(first) if ASKING.contains(&first.as_str()) => {
+            said.iter().take_while(|w| is_stop_word(w)).count()
+        }
+        _ => 0,
     }
 }
 
@@ -264,16 +364,22 @@ fn sources(plan: &Plan) -> Vec<Source> {
     let common: Vec<&Term> = plan.terms.iter().filter(|t| t.df > plan.common).collect();
     let present: Vec<&Term> = plan.terms.iter().filter(|t| t.df > 0).collect();
     let mut sources = Vec::new();
-    let pairs: Vec<String> = plan
-        .said
-        .windows(2)
-        .zip(plan.words.windows(2))
-        .filter(|(_, keys)| keys.iter().any(|k| rare.contains(&k.as_str())))
-        .map(|(said, _)| phrase(said))
-        .collect();
+    let pairs_holding = |holds: &dyn Fn(&str) -> bool| -> Vec<String> {
+        plan.said
+            .windows(2)
+            .zip(plan.words.windows(2))
+            .filter(|(_, keys)| keys.iter().any(|k| holds(k)))
+            .map(|(said, _)| phrase(said))
+            .collect()
+    };
+    let pairs = pairs_holding(&|k| rare.contains(&k));
     if !pairs.is_empty() {
         sources.push(Source::of(pairs.join(" OR ")));
     }
+    let common_pairs: Vec<String> = pairs_holding(&|k| common.iter().any(|t| t.key == k))
+        .into_iter()
+        .filter(|pair| !pairs.contains(pair))
+        .collect();
     if common.is_empty() {
         return sources;
     }
@@ -294,6 +400,12 @@ fn sources(plan: &Plan) -> Vec<Source> {
             });
         }
     }
+    if !common_pairs.is_empty() {
+        sources.push(Source {
+            expression: common_pairs.join(" OR "),
+            lacks_a_word: true,
+        });
+    }
     if rare.is_empty() {
         sources.extend(plan.phrase.clone().map(Source::of));
         sources.push(Source::of(any_of(
@@ -312,6 +424,7 @@ mod tests {
             forms: forms(word),
             key: stem::key(word),
             df,
+            facts: df as f64,
             rows: Vec::new(),
         }
     }
@@ -337,13 +450,14 @@ mod tests {
             ),
             [
                 r#""file deployed""#,
-                r#"("file") AND ("deployed" OR "deployment")"#
+                r#"("file") AND ("deployed" OR "deployment")"#,
+                r#""the file""#
             ]
         );
     }
 
     #[test]
-    fn facts_lacking_one_word_are_a_source_read_only_after_the_every_word_source() {
+    fn facts_lacking_a_word_are_sources_read_only_after_the_every_word_source() {
         let plan = Plan::for_test(
             "why does the deploy lock fail",
             vec![
@@ -367,6 +481,65 @@ mod tests {
             read[1].0.contains("lock") && !read[1].0.contains("deploy"),
             "{read:?}"
         );
+        // The common words beside their neighbours, as the query says them, after those.
+        assert_eq!(
+            read[4],
+            (
+                r#""the deploy" OR "deploy lock" OR "lock fail""#.to_owned(),
+                true
+            )
+        );
+    }
+
+    #[test]
+    fn a_question_opening_is_weighed_as_a_common_word_and_other_stop_words_as_counted() {
+        assert_eq!(question_opening(&query::words("how do I open the file")), 3);
+        assert_eq!(question_opening(&query::words("why does the lock fail")), 3);
+        assert_eq!(question_opening(&query::words("can it fail")), 2);
+        assert_eq!(question_opening(&query::words("the lock, how")), 0);
+        assert_eq!(question_opening(&query::words("lock")), 0);
+        let mut plan = Plan::of(
+            query::words("how do I open it into the file"),
+            vec![term("open", 3_000), term("file", 5_000)],
+            100_000,
+            1_000,
+        );
+        let mut asked = Vec::new();
+        plan.weigh_stop_words(|said| {
+            asked.push(said.to_owned());
+            Ok::<_, ()>(if said == "into" { 900.0 } else { 40_000.0 })
+        })
+        .unwrap();
+        assert_eq!(asked, ["it", "into", "the"], "the opening is never counted");
+        let weight = |word: &str| {
+            plan.stop_words
+                .iter()
+                .find(|(k, _)| k == word)
+                .map(|(_, facts)| *facts)
+        };
+        assert_eq!(weight("how"), Some(50_000.0));
+        assert_eq!(weight("i"), Some(50_000.0));
+        assert_eq!(weight("into"), Some(900.0));
+        assert_eq!(weight("open"), None, "a term is weighed as a term");
+    }
+
+    #[test]
+    fn a_cut_count_is_estimated_from_how_densely_the_word_holds_the_newest_facts() {
+        let counted = |count, oldest, cut| Counted {
+            count,
+            rows: None,
+            oldest,
+            cut,
+        };
+        // 1,001 of the newest 2,002 of 100,000 facts: about half of them.
+        let estimate = counted(1_001, 100_000 - 2_001, true).facts(100_000);
+        assert!((estimate - 50_000.0).abs() < 1.0, "{estimate}");
+        // A read that was not cut counted them all.
+        assert_eq!(counted(40, 7, false).facts(100_000), 40.0);
+        assert_eq!(counted(128, 99_001, true).facts(100_000), 12_800.0);
+        // Never more than the facts, never fewer than were read.
+        assert_eq!(counted(128, 99_990, true).facts(100_000), 100_000.0);
+        assert_eq!(counted(128, 1, true).facts(100), 128.0);
     }
 
     #[test]
@@ -378,6 +551,7 @@ mod tests {
             ),
             [
                 r#"("open") AND ("file")"#,
+                r#""open the" OR "the file""#,
                 r#""open the file""#,
                 r#""open" OR "file""#
             ]

@@ -1,16 +1,17 @@
 //! How a full-text candidate is scored: one formula for every candidate, whichever source found it.
 //!
 //! The score adds two parts, each in about `[0, 1]`:
-//! - **words**: BM25 over the query's terms (its content words; every word when it has none),
-//!   computed here on the candidate's own words reduced to their families (`stem::key`, so
-//!   `deploy`, `deployed` and `deployment` are one word): each term counts its inverse document
-//!   frequency `ln(1 + (N − df + ½) / (df + ½))` (a rare word outweighs a common one), saturated
-//!   by how often the text holds it (k1 = [`K1`]) and normalised by the text's length against the
-//!   candidates' mean (b = [`B`]); a word in the title (or a procedure's name) counts
-//!   [`TITLE_WEIGHT`] times one in the content. The query's stop words count too, each with the
-//!   small fixed weight [`STOP_WORD_IDF`] of a very common word: between texts holding the same
-//!   content words, the one that also holds the query's other words ranks first. The sum is
-//!   divided by the most a text could score, so a text holding every word scores about 1;
+//! - **words**: BM25 over every word of the query, computed here on the candidate's own words
+//!   reduced to their families (`stem::key`, so `deploy`, `deployed` and `deployment` are one
+//!   word): each word counts its inverse document frequency `ln(1 + (N − df + ½) / (df + ½))` (a
+//!   rare word outweighs a common one), saturated by how often the text holds it (k1 = [`K1`])
+//!   and normalised by the text's length against the candidates' mean (b = [`B`]); a word in the
+//!   title (or a procedure's name) counts [`TITLE_WEIGHT`] times one in the content. The `df` is
+//!   the plan's: counted for a rare term, estimated for a common term and for a stop word
+//!   (`plan::Counted`), so `into`, held by one fact in fifty, weighs far more than `the`, held by
+//!   every other fact: the words left of a paraphrased sentence are often such words. A
+//!   question's opening words (`how do I`) weigh as a word in half the facts. The sum is divided
+//!   by the most a text could score, so a text holding every word scores about 1;
 //! - **order**: the share of the query's consecutive word pairs, stop words included, that the
 //!   text holds next to each other in the same order, weighted [`ORDER_WEIGHT`]: of two texts
 //!   with the same words, the one that says them as the query does ranks first.
@@ -32,9 +33,6 @@ pub(super) const TITLE_WEIGHT: f64 = 2.0;
 const K1: f64 = 1.2;
 /// BM25's length normalisation.
 const B: f64 = 0.75;
-/// The inverse document frequency a query's stop word counts with (not counted in the index: about
-/// that of a word in half the facts).
-const STOP_WORD_IDF: f64 = 0.5;
 /// How much word order counts beside the words themselves.
 const ORDER_WEIGHT: f64 = 0.5;
 
@@ -160,13 +158,13 @@ impl Scorer {
                 continue;
             }
             // A term that no fact holds still counts (as the rarest) should a text hold it.
-            idf.push((family, inverse_frequency(n, term.df.max(1))));
+            idf.push((family, inverse_frequency(n, term.facts.max(1.0))));
         }
-        // The query's other words (its stop words) count a little, as a very common word would.
-        for key in &plan.words {
+        // The query's other words (its stop words) count as often as the facts hold them.
+        for (key, facts) in &plan.stop_words {
             let family = families.of_key(key);
             if family != OTHER && !idf.iter().any(|(f, _)| *f == family) {
-                idf.push((family, STOP_WORD_IDF));
+                idf.push((family, inverse_frequency(n, facts.max(1.0))));
             }
         }
         let best_words = idf
@@ -236,7 +234,7 @@ pub(super) fn shortlist(plan: &Plan, pool: usize) -> Shortlist {
     let n = plan.total.max(1) as f64;
     let mut weight: HashMap<i64, f64> = HashMap::new();
     for term in plan.terms.iter().filter(|t| plan.rare(t)) {
-        let idf = inverse_frequency(n, term.df);
+        let idf = inverse_frequency(n, term.facts);
         for &row in &term.rows {
             *weight.entry(row).or_default() += idf;
         }
@@ -256,8 +254,8 @@ pub(super) fn shortlist(plan: &Plan, pool: usize) -> Shortlist {
 }
 
 /// BM25's inverse document frequency of a term in `df` of `n` facts.
-fn inverse_frequency(n: f64, df: i64) -> f64 {
-    let df = (df as f64).min(n);
+fn inverse_frequency(n: f64, df: f64) -> f64 {
+    let df = df.min(n);
     (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
 }
 
@@ -282,6 +280,7 @@ mod tests {
                 forms: vec![(*w).to_owned()],
                 key: stem::key(w),
                 df: *df,
+                facts: *df as f64,
                 rows: Vec::new(),
             })
             .collect();
@@ -304,6 +303,17 @@ mod tests {
         let common = words(&plan, "", "the file is closed when dropped");
         let scorer = scorer(&plan);
         assert!(scorer.score(&rare) > scorer.score(&common));
+    }
+
+    #[test]
+    fn a_stop_word_few_facts_hold_outweighs_one_most_facts_hold() {
+        let mut plan = plan(&["panic", "into", "the"], &[("panic", 2_000)]);
+        plan.stop_words = vec![("into".to_owned(), 500.0), ("the".to_owned(), 60_000.0)];
+        let scorer = scorer(&plan);
+        // The same length, and no two of the query's words next to each other in either.
+        let into = scorer.score(&words(&plan, "", "panic turns into errors"));
+        let the = scorer.score(&words(&plan, "", "panic turns the errors"));
+        assert!(into > the, "{into} {the}");
     }
 
     #[test]
@@ -343,6 +353,7 @@ mod tests {
             forms: vec![word.to_owned()],
             key: stem::key(word),
             df: rows.len() as i64,
+            facts: rows.len() as f64,
             rows,
         };
         // Facts 30, 20 and 10 hold both rare words; six more hold one, three the other.

@@ -593,6 +593,35 @@ mod tests {
     }
 
     #[test]
+    fn a_fact_keeping_common_words_of_a_paraphrase_in_their_order_is_found() {
+        let memory = Memory::new(Db::open_in_memory().unwrap(), Embedder::none());
+        let new = NewFact {
+            title: "format",
+            content: "The macro formats its arguments at runtime into strings.",
+            tags: &[],
+        };
+        let target = memory.save_fact(&new, &WriteScope::default()).unwrap().id;
+        // Newer facts, many more than a source reads, hold each common word but never both.
+        let newer: Vec<(String, String)> = (0..600)
+            .map(|i| {
+                let content = if i % 2 == 0 {
+                    format!("The runtime checks bound {i}")
+                } else {
+                    format!("A client sends request {i}")
+                };
+                (format!("note {i}"), content)
+            })
+            .collect();
+        crate::memory::seed_facts(
+            &memory.db.conn(),
+            newer.iter().map(|(t, c)| (t.as_str(), c.as_str())),
+        )
+        .unwrap();
+        let found = ids_for(&memory, "client at runtime into");
+        assert_eq!(found.first(), Some(&target), "{found:?}");
+    }
+
+    #[test]
     fn a_misspelt_rare_word_still_finds_its_fact() {
         let (memory, ids) = store_of(
             &[
