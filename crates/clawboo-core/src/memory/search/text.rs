@@ -565,15 +565,31 @@ mod tests {
         assert_eq!(found.first(), Some(&ids[1]), "{found:?}");
     }
 
-    #[test]
-    fn an_older_fact_saying_the_whole_query_beats_a_cut_shortlist() {
+    /// Asserts that `query` finds the fact `title`, `content` first in a store that holds the
+    /// `newer` facts after it.
+    fn assert_found_first_before(
+        (title, content): (&str, &str),
+        newer: &[(String, String)],
+        query: &str,
+    ) {
         let memory = Memory::new(Db::open_in_memory().unwrap(), Embedder::none());
         let new = NewFact {
-            title: "serde",
-            content: "If the visitor would not benefit from owning the data, say so.",
+            title,
+            content,
             tags: &[],
         };
         let target = memory.save_fact(&new, &WriteScope::default()).unwrap().id;
+        crate::memory::seed_facts(
+            &memory.db.conn(),
+            newer.iter().map(|(t, c)| (t.as_str(), c.as_str())),
+        )
+        .unwrap();
+        let found = ids_for(&memory, query);
+        assert_eq!(found.first(), Some(&target), "{query:?}: {found:?}");
+    }
+
+    #[test]
+    fn an_older_fact_saying_the_whole_query_beats_a_cut_shortlist() {
         // Newer facts holding the rare word, and beside its neighbours, outnumber the shortlist.
         let newer: Vec<(String, String)> = (0..(RANKED_POOL as usize + 50))
             .map(|i| {
@@ -583,24 +599,18 @@ mod tests {
                 )
             })
             .collect();
-        crate::memory::seed_facts(
-            &memory.db.conn(),
-            newer.iter().map(|(t, c)| (t.as_str(), c.as_str())),
-        )
-        .unwrap();
-        let found = ids_for(&memory, "if the visitor would not");
-        assert_eq!(found.first(), Some(&target), "{found:?}");
+        assert_found_first_before(
+            (
+                "serde",
+                "If the visitor would not benefit from owning the data, say so.",
+            ),
+            &newer,
+            "if the visitor would not",
+        );
     }
 
     #[test]
     fn a_fact_keeping_common_words_of_a_paraphrase_in_their_order_is_found() {
-        let memory = Memory::new(Db::open_in_memory().unwrap(), Embedder::none());
-        let new = NewFact {
-            title: "format",
-            content: "The macro formats its arguments at runtime into strings.",
-            tags: &[],
-        };
-        let target = memory.save_fact(&new, &WriteScope::default()).unwrap().id;
         // Newer facts, many more than a source reads, hold each common word but never both.
         let newer: Vec<(String, String)> = (0..600)
             .map(|i| {
@@ -612,13 +622,14 @@ mod tests {
                 (format!("note {i}"), content)
             })
             .collect();
-        crate::memory::seed_facts(
-            &memory.db.conn(),
-            newer.iter().map(|(t, c)| (t.as_str(), c.as_str())),
-        )
-        .unwrap();
-        let found = ids_for(&memory, "client at runtime into");
-        assert_eq!(found.first(), Some(&target), "{found:?}");
+        assert_found_first_before(
+            (
+                "format",
+                "The macro formats its arguments at runtime into strings.",
+            ),
+            &newer,
+            "client at runtime into",
+        );
     }
 
     #[test]
