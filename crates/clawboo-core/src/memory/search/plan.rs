@@ -58,6 +58,9 @@ const MAX_PHRASE_WORDS: usize = 12;
 /// How many of the newest facts holding a stop word are read to estimate how many hold it (the
 /// estimate's error is about one over the square root of this).
 const STOP_WORD_SAMPLE: i64 = 128;
+/// How many facts holding a spelling correction beside its query neighbours are counted, at most,
+/// to choose among equally close corrections.
+const NEIGHBOUR_SAMPLE: i64 = 100;
 
 /// One distinct word of the query, as searched.
 #[derive(Debug, Clone)]
@@ -163,7 +166,7 @@ pub(super) fn plan(conn: &Connection, query: &str) -> Result<Option<Plan>, Memor
         let mut term = Term::read(conn, forms(&word), stem::key(&word), (total, common))?;
         asked.extend(term.forms.iter().cloned());
         if term.df == 0
-            && let Some(fixed) = typo::correct(conn, &word)?
+            && let Some(fixed) = best_said(conn, &words, &word, typo::corrections(conn, &word)?)?
         {
             for w in words.iter_mut().filter(|w| **w == word) {
                 w.clone_from(&fixed.word);
@@ -316,6 +319,41 @@ impl Term {
             rows,
         })
     }
+}
+
+/// Of equally close `corrections` of `word` (most facts first), the one that most facts hold
+/// beside a word the query has beside `word` (`tracking issue`, not `tracing issue`), among the
+/// first [`NEIGHBOUR_SAMPLE`] newest; the first when none tells them apart.
+fn best_said(
+    conn: &Connection,
+    said: &[String],
+    word: &str,
+    corrections: Vec<typo::Fixed>,
+) -> Result<Option<typo::Fixed>, MemoryError> {
+    if corrections.len() < 2 {
+        return Ok(corrections.into_iter().next());
+    }
+    let mut best: Option<(i64, typo::Fixed)> = None;
+    for fixed in corrections {
+        let mut pairs = Vec::new();
+        for (at, _) in said.iter().enumerate().filter(|(_, w)| *w == word) {
+            if at > 0 {
+                pairs.push(phrase(&[said[at - 1].clone(), fixed.word.clone()]));
+            }
+            if let Some(next) = said.get(at + 1) {
+                pairs.push(phrase(&[fixed.word.clone(), next.clone()]));
+            }
+        }
+        let beside = if pairs.is_empty() {
+            0
+        } else {
+            Counted::read(conn, &pairs.join(" OR "), NEIGHBOUR_SAMPLE)?.count
+        };
+        if best.as_ref().is_none_or(|(b, _)| beside > *b) {
+            best = Some((beside, fixed));
+        }
+    }
+    Ok(best.map(|(_, fixed)| fixed))
 }
 
 /// How many words open `said` as a question: an interrogative first word and the stop words

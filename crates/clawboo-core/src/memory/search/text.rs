@@ -633,6 +633,36 @@ mod tests {
     }
 
     #[test]
+    fn of_equally_close_corrections_the_one_said_beside_the_query_neighbours_wins() {
+        // `traking` is one edit from `tracking` and from `tracing`; more facts say `tracing` (and
+        // `issue`), but only `tracking` is said before `issue`.
+        let mut facts: Vec<(String, String)> = (0..30)
+            .map(|i| (format!("spans {i}"), format!("Tracing spans an issue {i}")))
+            .collect();
+        facts.push(("feature".into(), "The tracking issue is still open".into()));
+        facts.push(("music".into(), "Each track plays twice".into()));
+        let memory = Memory::new(Db::open_in_memory().unwrap(), Embedder::none());
+        crate::memory::seed_facts(
+            &memory.db.conn(),
+            facts.iter().map(|(t, c)| (t.as_str(), c.as_str())),
+        )
+        .unwrap();
+        let hits = memory
+            .search(
+                "traking issue",
+                Some(SearchMode::Fts),
+                3,
+                &ReadScope::default(),
+            )
+            .unwrap()
+            .hits;
+        let Some(Entry::Fact(fact)) = hits.into_iter().next().map(|h| h.entry) else {
+            panic!("no fact found");
+        };
+        assert_eq!(fact.title, "feature");
+    }
+
+    #[test]
     fn a_misspelt_rare_word_still_finds_its_fact() {
         let (memory, ids) = store_of(
             &[

@@ -1,13 +1,18 @@
 //! Spelling correction of a query word that no fact holds, from the index's own vocabulary.
 //!
-//! Owns: [`correct`]: for a word of [`MIN_LETTERS`] letters or more that matches nothing, the
+//! Owns: [`corrections`]: for a word of [`MIN_LETTERS`] letters or more that matches nothing, the
 //! stems of the full-text index (`clawboo_facts_newest_vocab`, an `fts5vocab` table over
-//! `clawboo_facts_newest_fts`) that share its first three letters (then, when none is close, its first
-//! two) are compared with the word: a stem is close when it is one edit (two for a word of
-//! [`TWO_EDITS_FROM`] letters or more: a letter added, dropped, changed or two swapped) from the
-//! word's own stem, or from the start of the word followed by at most [`MAX_SUFFIX`] letters (a
-//! suffix the stemmer would have dropped: `developmnet` is close to `develop`). The closest one
-//! is searched instead; among equals, the longer stem, then the one in the most facts.
+//! `clawboo_facts_newest_fts`) that start as the word does are compared with it: those sharing
+//! its first three letters, or the first three letters it would have with one of its first four
+//! letters dropped or two of them swapped (`mmatches`, `fnuction`); when none of those is close,
+//! those sharing its first two. A stem is compared as it is spelt in a word: followed by each of
+//! the [`ENDINGS`] the stemmer strips (`featur` + `e`, `order` + `ing`; a final `e` dropped before a
+//! vowel, a final `i` spelt `y`), and it is close when one of those spellings is one edit from
+//! the word (two for a word of [`TWO_EDITS_FROM`] letters or more: a letter added, dropped,
+//! changed or two swapped). Comparing spellings, not stems, keeps a short stem that the word
+//! merely starts with (`how` for `howeevr`) from passing as one edit away. The closest are
+//! offered, most facts first (a common word is the likelier meant); `plan` chooses among equally
+//! close ones by the query's neighbouring words.
 //!
 //! Guarantees: runs only for a word the index does not hold, so a query without a typo never
 //! pays for it; reads at most [`MAX_SCANNED`] stems per prefix. Must never: correct a word into
@@ -23,10 +28,16 @@ use super::stem::stem;
 const MIN_LETTERS: usize = 4;
 /// Words this long may be two edits from their correction.
 const TWO_EDITS_FROM: usize = 8;
-/// The most letters of a misspelt word that may follow the part compared with a stem.
-const MAX_SUFFIX: usize = 4;
 /// At most this many stems of the vocabulary are read per prefix.
 const MAX_SCANNED: i64 = 5_000;
+/// At most this many equally close corrections are offered.
+const MAX_CHOICES: usize = 4;
+/// The endings a stem is tried with, as a word spells them after it: what the stemmer strips.
+const ENDINGS: &[&str] = &[
+    "", "e", "s", "es", "ed", "ing", "ings", "er", "ers", "ly", "ion", "ions", "ation", "ations",
+    "ment", "ments", "ness", "able", "ible", "al", "ally", "ity", "ive", "ives", "ize", "ized",
+    "ous", "ent", "ence", "ance", "ant", "ic", "ical", "ful", "or", "ors", "ure", "ures",
+];
 
 /// A correction: the word to search instead, and how many facts hold it.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,72 +46,112 @@ pub(super) struct Fixed {
     pub(super) facts: i64,
 }
 
-/// The closest stem of the index to `word` (lower-case, held by no fact), if one is close enough.
-pub(super) fn correct(conn: &Connection, word: &str) -> Result<Option<Fixed>, MemoryError> {
+/// The stems of the index closest to `word` (lower-case, held by no fact), if any is close
+/// enough: those at the least distance, most facts first, at most [`MAX_CHOICES`].
+pub(super) fn corrections(conn: &Connection, word: &str) -> Result<Vec<Fixed>, MemoryError> {
     if word.len() < MIN_LETTERS || !word.bytes().all(|b| b.is_ascii_lowercase()) {
-        return Ok(None);
+        return Ok(Vec::new());
     }
-    let wanted = stem(word);
     let most = if word.len() >= TWO_EDITS_FROM { 2 } else { 1 };
     let mut scan = conn.prepare_cached(
         "SELECT term, doc FROM clawboo_facts_newest_vocab WHERE term >= ?1 AND term < ?2 LIMIT ?3",
     )?;
-    for prefix_len in [3, 2] {
-        let prefix = &word[..prefix_len];
-        let mut after = prefix.as_bytes().to_vec();
-        // ASCII lower-case, so the last byte is below `z` + 1 and the range is a prefix range.
-        if let Some(last) = after.last_mut() {
-            *last += 1;
-        }
-        let after = String::from_utf8(after).unwrap_or_default();
-        let mut best: Option<(usize, Fixed)> = None;
-        let rows = scan.query_map(rusqlite::params![prefix, after, MAX_SCANNED], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
-        })?;
-        for row in rows {
-            let (term, facts) = row?;
-            let Some(distance) = closeness(word, &wanted, &term, most) else {
-                continue;
-            };
-            if term.len() < 3 || stem(&term) != term {
-                continue;
+    for prefixes in [three_letter_starts(word), vec![word[..2].to_owned()]] {
+        let mut best: Option<usize> = None;
+        let mut closest: Vec<Fixed> = Vec::new();
+        for prefix in &prefixes {
+            let mut after = prefix.as_bytes().to_vec();
+            // ASCII lower-case, so the last byte is below `z` + 1 and the range is a prefix range.
+            if let Some(last) = after.last_mut() {
+                *last += 1;
             }
-            let better = best.as_ref().is_none_or(|(d, b)| {
-                (
-                    distance,
-                    std::cmp::Reverse(term.len()),
-                    std::cmp::Reverse(facts),
-                ) < (
-                    *d,
-                    std::cmp::Reverse(b.word.len()),
-                    std::cmp::Reverse(b.facts),
-                )
-            });
-            if better {
-                best = Some((distance, Fixed { word: term, facts }));
+            let after = String::from_utf8(after).unwrap_or_default();
+            let rows = scan.query_map(rusqlite::params![prefix, after, MAX_SCANNED], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+            })?;
+            for row in rows {
+                let (term, facts) = row?;
+                if term.len() < 3 {
+                    continue;
+                }
+                let Some(distance) = closeness(word, &term, most) else {
+                    continue;
+                };
+                if best.is_some_and(|b| distance > b) || stem(&term) != term {
+                    continue;
+                }
+                if best.is_none_or(|b| distance < b) {
+                    best = Some(distance);
+                    closest.clear();
+                }
+                if !closest.iter().any(|c| c.word == term) {
+                    closest.push(Fixed { word: term, facts });
+                }
             }
         }
-        if let Some((_, fixed)) = best {
-            return Ok(Some(fixed));
+        if !closest.is_empty() {
+            closest.sort_by_key(|c| std::cmp::Reverse(c.facts));
+            closest.truncate(MAX_CHOICES);
+            return Ok(closest);
         }
     }
-    Ok(None)
+    Ok(Vec::new())
 }
 
-/// How far `stem` (of the index) is from the misspelt `word` (whose stem is `word_stem`): the
-/// fewest edits from the word's stem, or one more than from a start of the word that leaves at
-/// most [`MAX_SUFFIX`] letters (a guess about the suffix counts as an edit); `None` when above
-/// `most`.
-fn closeness(word: &str, word_stem: &str, stem: &str, most: usize) -> Option<usize> {
-    let whole = distance(word_stem, stem, most);
-    let lengths = stem.len().saturating_sub(1).max(1)..=(stem.len() + 1).min(word.len());
-    let start = lengths
-        .filter(|&k| word.len() - k <= MAX_SUFFIX)
-        .filter_map(|k| distance(&word[..k], stem, most))
-        .min()
-        .map(|d| d + usize::from(word.len() > stem.len()))
-        .filter(|&d| d <= most);
-    whole.into_iter().chain(start).min()
+/// The first three letters of `word` (at least four letters long), and of each word that
+/// dropping one of its second to fourth letters or swapping two neighbours among its first four
+/// would give, once each (dropping the first letter makes a new word of too many typos:
+/// `rturned`, `turned`).
+fn three_letter_starts(word: &str) -> Vec<String> {
+    let head: Vec<u8> = word.bytes().take(4).collect();
+    let mut variants: Vec<Vec<u8>> = vec![head.clone()];
+    for at in 0..head.len() {
+        if at > 0 {
+            let mut dropped = head.clone();
+            dropped.remove(at);
+            variants.push(dropped);
+        }
+        if at + 1 < head.len() {
+            let mut swapped = head.clone();
+            swapped.swap(at, at + 1);
+            variants.push(swapped);
+        }
+    }
+    let mut starts: Vec<String> = Vec::new();
+    for variant in variants {
+        let start = String::from_utf8_lossy(&variant[..3]).into_owned();
+        if !starts.contains(&start) {
+            starts.push(start);
+        }
+    }
+    starts
+}
+
+/// How far the misspelt `word` is from the nearest spelling of `stem` (the stem followed by one
+/// of the [`ENDINGS`]), or `None` when above `most`.
+fn closeness(word: &str, stem: &str, most: usize) -> Option<usize> {
+    let mut bases = vec![stem.to_owned()];
+    // The stemmer spells a final `y` as `i` (`reli` of `relying`).
+    if let Some(head) = stem.strip_suffix('i') {
+        bases.push(format!("{head}y"));
+    }
+    let mut closest: Option<usize> = None;
+    for base in &bases {
+        for ending in ENDINGS {
+            // A final `e` is dropped before an ending that starts with a vowel (`take`, `taking`).
+            let base = match (base.strip_suffix('e'), ending.chars().next()) {
+                (Some(head), Some('a' | 'e' | 'i' | 'o' | 'u')) => head,
+                _ => base.as_str(),
+            };
+            if word.len().abs_diff(base.len() + ending.len()) > most {
+                continue;
+            }
+            if let Some(d) = distance(word, &format!("{base}{ending}"), most) {
+                closest = Some(closest.map_or(d, |c| c.min(d)));
+            }
+        }
+    }
+    closest
 }
 
 /// The edit distance between `a` and `b` (insertions, deletions, substitutions and swaps of two
@@ -149,28 +200,30 @@ mod tests {
     }
 
     #[test]
-    fn a_stem_is_close_to_a_misspelt_word_it_starts() {
-        assert_eq!(
-            closeness("developmnet", &stem("developmnet"), "develop", 2),
-            Some(1)
-        );
-        assert_eq!(
-            closeness("avaialble", &stem("avaialble"), "avail", 2),
-            Some(2)
-        );
-        assert_eq!(
-            closeness("worksace", &stem("worksace"), "workspac", 2),
-            Some(1)
-        );
-        assert_eq!(closeness("worksace", &stem("worksace"), "work", 2), Some(1));
-        assert_eq!(
-            closeness("cujrently", &stem("cujrently"), "current", 2),
-            Some(1)
-        );
-        assert_eq!(closeness("zephr", &stem("zephr"), "zephyr", 1), Some(1));
-        assert_eq!(
-            closeness("developmnet", &stem("developmnet"), "devil", 2),
-            None
-        );
+    fn a_stem_is_close_when_a_spelling_of_it_is() {
+        assert_eq!(closeness("developmnet", "develop", 2), Some(1));
+        assert_eq!(closeness("avaialble", "avail", 2), Some(1));
+        assert_eq!(closeness("worksace", "workspac", 2), Some(1));
+        assert_eq!(closeness("cujrently", "current", 2), Some(1));
+        assert_eq!(closeness("zephr", "zephyr", 1), Some(1));
+        assert_eq!(closeness("takng", "take", 1), Some(1), "taking");
+        assert_eq!(closeness("rtelying", "reli", 2), Some(1), "relying");
+        assert_eq!(closeness("feture", "featur", 1), Some(1), "feature");
+        assert_eq!(closeness("developmnet", "devil", 2), None);
+        // `how` followed by an ending is no spelling near `howeevr`, though the word starts with it.
+        assert_eq!(closeness("howeevr", "how", 1), None);
+        assert_eq!(closeness("compiel", "compact", 1), None);
+        assert_eq!(closeness("howeevr", "howev", 1), Some(1));
+    }
+
+    #[test]
+    fn a_typo_in_the_first_letters_still_reaches_its_stem() {
+        let starts = three_letter_starts("mmatches");
+        assert!(starts.contains(&"mma".to_owned()), "{starts:?}");
+        assert!(starts.contains(&"mat".to_owned()), "{starts:?}");
+        assert!(three_letter_starts("fnuction").contains(&"fun".to_owned()));
+        assert!(three_letter_starts("rpeady").contains(&"rea".to_owned()));
+        let unique = three_letter_starts("aaaa");
+        assert_eq!(unique, ["aaa"]);
     }
 }
