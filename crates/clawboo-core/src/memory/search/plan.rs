@@ -414,10 +414,6 @@ fn sources(plan: &Plan) -> Vec<Source> {
     if !pairs.is_empty() {
         sources.push(Source::of(pairs.join(" OR ")));
     }
-    let common_pairs: Vec<String> = pairs_holding(&|k| common.iter().any(|t| t.key == k))
-        .into_iter()
-        .filter(|pair| !pairs.contains(pair))
-        .collect();
     if common.is_empty() {
         return sources;
     }
@@ -438,6 +434,10 @@ fn sources(plan: &Plan) -> Vec<Source> {
             });
         }
     }
+    let common_pairs: Vec<String> = pairs_holding(&|k| common.iter().any(|t| t.key == k))
+        .into_iter()
+        .filter(|pair| !pairs.contains(pair))
+        .collect();
     if !common_pairs.is_empty() {
         sources.push(Source {
             expression: common_pairs.join(" OR "),
