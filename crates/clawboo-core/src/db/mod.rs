@@ -62,6 +62,7 @@ pub mod retention;
 pub mod watch;
 
 pub use keyset::Keyset;
+pub(crate) use watch::data_version;
 pub use watch::{Changes, Check, Hangup};
 
 /// Debug builds only: a start time in ms since the epoch for a [`Clock::stepping`] clock, so an

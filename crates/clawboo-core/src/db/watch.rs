@@ -304,8 +304,11 @@ impl Watch {
     }
 }
 
-fn data_version(conn: &Connection) -> rusqlite::Result<i64> {
-    conn.query_row("PRAGMA data_version", [], |r| r.get(0))
+/// SQLite's `PRAGMA data_version` on `conn`: a number that moves when another connection has
+/// committed to the file since `conn` last asked (never for `conn`'s own commits).
+pub(crate) fn data_version(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.prepare_cached("PRAGMA data_version")?
+        .query_row([], |r| r.get(0))
 }
 
 #[cfg(test)]

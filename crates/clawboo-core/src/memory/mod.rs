@@ -44,8 +44,6 @@ mod sql;
 mod upkeep;
 mod vectors;
 
-use std::sync::Mutex;
-
 use rusqlite::{Connection, Row, params};
 use serde::Serialize;
 
@@ -166,8 +164,8 @@ pub struct NewFact<'a> {
 pub struct Memory {
     db: Db,
     embedder: Embedder,
-    /// What vector search scans, kept while the file's index is unchanged (`vectors`).
-    scan_copy: Mutex<vectors::ScanCopy>,
+    /// What searches keep between calls while the file is unchanged (`search::Kept`).
+    kept: search::Kept,
 }
 
 impl Memory {
@@ -176,7 +174,7 @@ impl Memory {
         Self {
             db,
             embedder,
-            scan_copy: Mutex::default(),
+            kept: search::Kept::default(),
         }
     }
 
@@ -337,13 +335,7 @@ impl Memory {
     ) -> Result<SearchOutcome, MemoryError> {
         let provider = self.provider();
         search::run(
-            &self.db,
-            &self.scan_copy,
-            provider,
-            query,
-            requested,
-            limit,
-            scope,
+            &self.db, &self.kept, provider, query, requested, limit, scope,
         )
     }
 

@@ -31,7 +31,7 @@ mod text;
 mod typo;
 mod vector;
 
-use std::sync::Mutex;
+use std::sync::{Mutex, PoisonError};
 
 use rusqlite::ToSql;
 use rusqlite::types::Value as SqlValue;
@@ -42,6 +42,16 @@ use super::embed::Provider;
 use super::vectors::ScanCopy;
 use super::{Entry, MemoryError, ReadScope};
 use crate::db::Db;
+use plan::WordCounts;
+
+/// What a store's searches keep between calls, each used only while it is what the file holds.
+#[derive(Debug, Default)]
+pub(in crate::memory) struct Kept {
+    /// The vector index's copy for its scan (`vectors::ScanCopy`).
+    scan_copy: Mutex<ScanCopy>,
+    /// What the full-text index said of the words asked so far (`plan::WordCounts`).
+    word_counts: Mutex<WordCounts>,
+}
 
 /// How many full-text hits hybrid search blends in.
 const HYBRID_TEXT_POOL: u32 = 50;
@@ -97,7 +107,7 @@ pub struct SearchOutcome {
 /// provider or the query cannot be embedded.
 pub(in crate::memory) fn run(
     db: &Db,
-    scan_copy: &Mutex<ScanCopy>,
+    kept: &Kept,
     provider: Option<&Provider>,
     query: &str,
     requested: Option<SearchMode>,
@@ -112,7 +122,16 @@ pub(in crate::memory) fn run(
     let full_text = |degraded: Option<String>| -> Result<SearchOutcome, MemoryError> {
         let conn = db.conn();
         Ok(SearchOutcome {
-            hits: text::hits(&conn, query, limit, scope)?,
+            hits: text::hits(
+                &conn,
+                &mut kept
+                    .word_counts
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner),
+                query,
+                limit,
+                scope,
+            )?,
             degraded,
         })
     };
@@ -143,10 +162,27 @@ pub(in crate::memory) fn run(
     } else {
         vector::VECTOR_OVERFETCH
     };
-    let mut candidates =
-        vector::nearest(&conn, scan_copy, &vector, &model, limit, overfetch, scope)?;
+    let mut candidates = vector::nearest(
+        &conn,
+        &kept.scan_copy,
+        &vector,
+        &model,
+        limit,
+        overfetch,
+        scope,
+    )?;
     if mode == SearchMode::Hybrid {
-        let text = text::candidates(&conn, query, HYBRID_TEXT_POOL, scope, Some(&model))?;
+        let text = text::candidates(
+            &conn,
+            &mut kept
+                .word_counts
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+            query,
+            HYBRID_TEXT_POOL,
+            scope,
+            Some(&model),
+        )?;
         blend::add_text(&mut candidates, text);
     }
     Ok(SearchOutcome {

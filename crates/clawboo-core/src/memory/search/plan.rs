@@ -32,9 +32,14 @@
 //!    read only then;
 //! 5. when no term is rare: the facts holding any common term, newest first.
 //!
+//! What the index answered about words (counts, rows, corrections) is kept for the next queries
+//! while no connection has written to the file ([`WordCounts`]).
+//!
 //! Common terms are never ranked by the index (that would cost a scan of their rows) and never
 //! read beyond a limit. Which candidate wins is `rank`'s business. Must never: put a query word
 //! anywhere but in a bound `MATCH` expression.
+
+use std::collections::HashMap;
 
 use rusqlite::Connection;
 
@@ -136,8 +141,13 @@ fn is_rare(df: i64, common: i64) -> bool {
     df > 0 && df <= common
 }
 
-/// Plans `query`; `None` when it has no word.
-pub(super) fn plan(conn: &Connection, query: &str) -> Result<Option<Plan>, MemoryError> {
+/// Plans `query`, reading the index through `counts`; `None` when it has no word.
+pub(super) fn plan(
+    conn: &Connection,
+    counts: &mut WordCounts,
+    query: &str,
+) -> Result<Option<Plan>, MemoryError> {
+    counts.forget_unless_current(conn)?;
     let mut words = query::words(query);
     let mut distinct: Vec<String> = Vec::new();
     for word in &words {
@@ -163,16 +173,26 @@ pub(super) fn plan(conn: &Connection, query: &str) -> Result<Option<Plan>, Memor
     let mut terms = Vec::with_capacity(content.len());
     let mut asked: Vec<String> = Vec::new();
     for word in content {
-        let mut term = Term::read(conn, forms(&word), stem::key(&word), (total, common))?;
+        let mut term = Term::read(
+            conn,
+            counts,
+            forms(&word),
+            stem::key(&word),
+            (total, common),
+        )?;
         asked.extend(term.forms.iter().cloned());
-        if term.df == 0
-            && let Some(fixed) = best_said(conn, &words, &word, typo::corrections(conn, &word)?)?
-        {
+        let corrections = if term.df == 0 {
+            counts.corrections(conn, &word)?
+        } else {
+            Vec::new()
+        };
+        if let Some(fixed) = best_said(conn, counts, &words, &word, corrections)? {
             for w in words.iter_mut().filter(|w| **w == word) {
                 w.clone_from(&fixed.word);
             }
             term = Term::read(
                 conn,
+                counts,
                 vec![fixed.word.clone()],
                 stem::key(&fixed.word),
                 (total, common),
@@ -184,7 +204,8 @@ pub(super) fn plan(conn: &Connection, query: &str) -> Result<Option<Plan>, Memor
     let mut plan = Plan::of(words, terms, total, common);
     plan.any = Some(query::match_any(&asked));
     plan.weigh_stop_words(|said| {
-        Counted::read(conn, &query::match_any(&forms(said)), STOP_WORD_SAMPLE)
+        counts
+            .counted(conn, &query::match_any(&forms(said)), STOP_WORD_SAMPLE)
             .map(|c| c.facts(total))
     })?;
     Ok(Some(plan))
@@ -245,7 +266,92 @@ impl Plan {
     }
 }
 
+/// What the full-text index answered about words (their [`Counted`] reads and their spelling
+/// corrections), kept for the queries after: a session or a host asks of the same words again and
+/// again, and a common word's count walks up to `common + 1` rows of the index each time.
+///
+/// Kept only while the file is as it was read: no other connection has committed to it since
+/// (`PRAGMA data_version`) and this connection has changed no row (its total of changes), checked
+/// before each plan. A commit between that check and a read leaves a newer answer under the older
+/// mark, which the next check forgets with everything else. Bounded by [`KEPT_BYTES`]: past it,
+/// everything is forgotten and kept anew.
+#[derive(Debug, Default)]
+pub(in crate::memory) struct WordCounts {
+    /// The file's state the answers were read in: its data version, this connection's changes.
+    as_of: Option<(i64, u64)>,
+    /// Each read, by its limit and `MATCH` expression.
+    counted: HashMap<(i64, String), Counted>,
+    /// Each misspelt word's corrections.
+    corrections: HashMap<String, Vec<typo::Fixed>>,
+    /// About how many bytes the answers hold.
+    bytes: usize,
+}
+
+/// How many bytes of answers [`WordCounts`] keeps, about (a rare term's rows are the largest:
+/// up to `2 * COMMON_AT_MOST` rowids, about 16 KB).
+const KEPT_BYTES: usize = 4 << 20;
+
+impl WordCounts {
+    /// Forgets every answer when the file changed since they were read.
+    fn forget_unless_current(&mut self, conn: &Connection) -> Result<(), MemoryError> {
+        let now = (crate::db::data_version(conn)?, conn.total_changes());
+        if self.as_of != Some(now) {
+            *self = Self {
+                as_of: Some(now),
+                ..Self::default()
+            };
+        }
+        Ok(())
+    }
+
+    /// [`Counted::read`], answered from what is kept when it was read before.
+    fn counted(
+        &mut self,
+        conn: &Connection,
+        expression: &str,
+        limit: i64,
+    ) -> Result<Counted, MemoryError> {
+        let key = (limit, expression.to_owned());
+        if let Some(kept) = self.counted.get(&key) {
+            return Ok(kept.clone());
+        }
+        let counted = Counted::read(conn, expression, limit)?;
+        self.keep(expression.len() + counted.rows.as_ref().map_or(0, String::len));
+        self.counted.insert(key, counted.clone());
+        Ok(counted)
+    }
+
+    /// [`typo::corrections`], answered from what is kept when asked before.
+    fn corrections(
+        &mut self,
+        conn: &Connection,
+        word: &str,
+    ) -> Result<Vec<typo::Fixed>, MemoryError> {
+        if let Some(kept) = self.corrections.get(word) {
+            return Ok(kept.clone());
+        }
+        let corrections = typo::corrections(conn, word)?;
+        self.keep(word.len() + corrections.iter().map(|c| c.word.len()).sum::<usize>());
+        self.corrections
+            .insert(word.to_owned(), corrections.clone());
+        Ok(corrections)
+    }
+
+    /// Counts `bytes` more kept (and a little for the entry), forgetting everything first when
+    /// that would pass [`KEPT_BYTES`].
+    fn keep(&mut self, bytes: usize) {
+        let bytes = bytes + 64;
+        if self.bytes + bytes > KEPT_BYTES {
+            self.counted.clear();
+            self.corrections.clear();
+            self.bytes = 0;
+        }
+        self.bytes += bytes;
+    }
+}
+
 /// The newest facts holding a word, read up to a limit: how many, their rowids, and the oldest.
+#[derive(Debug, Clone)]
 struct Counted {
     /// How many were read (all of them when fewer than the limit).
     count: i64,
@@ -299,11 +405,12 @@ impl Term {
     /// newest first.
     fn read(
         conn: &Connection,
+        counts: &mut WordCounts,
         forms: Vec<String>,
         key: String,
         (total, common): (i64, i64),
     ) -> Result<Self, MemoryError> {
-        let counted = Counted::read(conn, &query::match_any(&forms), common + 1)?;
+        let counted = counts.counted(conn, &query::match_any(&forms), common + 1)?;
         let rows = match &counted.rows {
             // The index's forward order is newest first (its rowids are the facts' negated).
             Some(list) if is_rare(counted.count, common) => {
@@ -326,6 +433,7 @@ impl Term {
 /// first [`NEIGHBOUR_SAMPLE`] newest; the first when none tells them apart.
 fn best_said(
     conn: &Connection,
+    counts: &mut WordCounts,
     said: &[String],
     word: &str,
     corrections: Vec<typo::Fixed>,
@@ -347,7 +455,9 @@ fn best_said(
         let beside = if pairs.is_empty() {
             0
         } else {
-            Counted::read(conn, &pairs.join(" OR "), NEIGHBOUR_SAMPLE)?.count
+            counts
+                .counted(conn, &pairs.join(" OR "), NEIGHBOUR_SAMPLE)?
+                .count
         };
         if best.as_ref().is_none_or(|(b, _)| beside > *b) {
             best = Some((beside, fixed));

@@ -20,7 +20,7 @@ use super::super::{
     Entry, FACT_COLUMNS, MemoryError, ReadScope, fact_columns, fact_from_row,
     latest_procedure_only, procedure_columns, procedure_from_row, scope_filter,
 };
-use super::plan::{Plan, Source, plan};
+use super::plan::{Plan, Source, WordCounts, plan};
 use super::rank::{Families, Scorer, TITLE_WEIGHT, Words, shortlist};
 use super::{Candidate, MatchedVia, SearchHit, as_params, named};
 
@@ -44,11 +44,12 @@ struct Matched {
 /// The full-text hits for `query`, best first.
 pub(super) fn hits(
     conn: &Connection,
+    counts: &mut WordCounts,
     query: &str,
     limit: u32,
     scope: &ReadScope,
 ) -> Result<Vec<SearchHit>, MemoryError> {
-    Ok(candidates(conn, query, limit, scope, None)?
+    Ok(candidates(conn, counts, query, limit, scope, None)?
         .into_iter()
         .map(|c| SearchHit {
             score: c.text.unwrap_or(0.0),
@@ -59,15 +60,17 @@ pub(super) fn hits(
 }
 
 /// The `cap` best full-text matches among facts and procedures, best first, with scores in
-/// `(0, 1]`. With `model`, a fact's vector is kept when that model made it.
+/// `(0, 1]`. With `model`, a fact's vector is kept when that model made it. What the index says of
+/// the query's words is read through `counts`.
 pub(super) fn candidates(
     conn: &Connection,
+    counts: &mut WordCounts,
     query: &str,
     cap: u32,
     scope: &ReadScope,
     model: Option<&str>,
 ) -> Result<Vec<Candidate>, MemoryError> {
-    let Some(plan) = plan(conn, query)? else {
+    let Some(plan) = plan(conn, counts, query)? else {
         return Ok(Vec::new());
     };
     let mut seen = HashSet::new();
@@ -684,5 +687,33 @@ mod tests {
         }
         // A word that is close to nothing finds nothing rather than anything.
         assert!(ids_for(&memory, "xylophone").is_empty());
+    }
+
+    #[test]
+    fn what_the_index_said_of_a_word_is_kept_only_while_no_connection_writes() {
+        let dir = clawboo_tests::TempDir::new("word-counts");
+        let open = || Memory::new(Db::open(&dir.db_path()).unwrap(), Embedder::none());
+        let (reader, writer) = (open(), open());
+        let save = |memory: &Memory, content: &str| {
+            let new = NewFact {
+                title: "scheduler",
+                content,
+                tags: &[],
+            };
+            memory.save_fact(&new, &WriteScope::default()).unwrap().id
+        };
+        let first = save(&writer, "The zephyr scheduler wakes a task");
+        assert_eq!(ids_for(&reader, "zephyr"), [first.clone()]);
+        assert_eq!(ids_for(&reader, "zephir"), [first.clone()], "corrected");
+        // Another connection writes: the rows and the correction are read again.
+        let second = save(&writer, "A zephyr deadline has passed");
+        let spelt = save(&writer, "The zephir release notes");
+        let found = ids_for(&reader, "zephyr");
+        assert!(found.len() == 2 && found.contains(&second), "{found:?}");
+        assert_eq!(ids_for(&reader, "zephir"), [spelt]);
+        // The searching connection writes: the same.
+        let third = save(&reader, "Every zephyr timer is checked on the tick");
+        let found = ids_for(&reader, "zephyr");
+        assert!(found.len() == 3 && found.contains(&third), "{found:?}");
     }
 }
