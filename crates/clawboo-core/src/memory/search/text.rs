@@ -703,8 +703,8 @@ mod tests {
             memory.save_fact(&new, &WriteScope::default()).unwrap().id
         };
         let first = save(&writer, "The zephyr scheduler wakes a task");
-        assert_eq!(ids_for(&reader, "zephyr"), [first.clone()]);
-        assert_eq!(ids_for(&reader, "zephir"), [first.clone()], "corrected");
+        assert_eq!(ids_for(&reader, "zephyr"), [first.as_str()]);
+        assert_eq!(ids_for(&reader, "zephir"), [first.as_str()], "corrected");
         // Another connection writes: the rows and the correction are read again.
         let second = save(&writer, "A zephyr deadline has passed");
         let spelt = save(&writer, "The zephir release notes");
