@@ -53,6 +53,7 @@ mod corpus;
 mod facts;
 mod http;
 mod load;
+mod model;
 mod realistic;
 pub mod scrub;
 mod sdk;

