@@ -31,7 +31,7 @@ mod text;
 mod typo;
 mod vector;
 
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use rusqlite::ToSql;
 use rusqlite::types::Value as SqlValue;
@@ -51,6 +51,16 @@ pub(in crate::memory) struct Kept {
     scan_copy: Mutex<ScanCopy>,
     /// What the full-text index said of the words asked so far (`plan::WordCounts`).
     word_counts: Mutex<WordCounts>,
+}
+
+impl Kept {
+    /// The kept word counts, for one search (a search that panicked left them whole: each
+    /// answer is inserted in one step).
+    fn word_counts(&self) -> MutexGuard<'_, WordCounts> {
+        self.word_counts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 /// How many full-text hits hybrid search blends in.
@@ -122,16 +132,7 @@ pub(in crate::memory) fn run(
     let full_text = |degraded: Option<String>| -> Result<SearchOutcome, MemoryError> {
         let conn = db.conn();
         Ok(SearchOutcome {
-            hits: text::hits(
-                &conn,
-                &mut kept
-                    .word_counts
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner),
-                query,
-                limit,
-                scope,
-            )?,
+            hits: text::hits(&conn, &mut kept.word_counts(), query, limit, scope)?,
             degraded,
         })
     };
@@ -174,10 +175,7 @@ pub(in crate::memory) fn run(
     if mode == SearchMode::Hybrid {
         let text = text::candidates(
             &conn,
-            &mut kept
-                .word_counts
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner),
+            &mut kept.word_counts(),
             query,
             HYBRID_TEXT_POOL,
             scope,
