@@ -304,21 +304,21 @@ impl WordCounts {
         Ok(())
     }
 
-    /// [`Counted::read`], answered from what is kept when it was read before.
+    /// [`Counted::read`], answered from what is kept when it was read before (lent, not copied:
+    /// a common term's rows are thousands of bytes no caller but a rare term's needs).
     fn counted(
         &mut self,
         conn: &Connection,
         expression: &str,
         limit: i64,
-    ) -> Result<Counted, MemoryError> {
+    ) -> Result<&Counted, MemoryError> {
         let key = (limit, expression.to_owned());
-        if let Some(kept) = self.counted.get(&key) {
-            return Ok(kept.clone());
+        if !self.counted.contains_key(&key) {
+            let counted = Counted::read(conn, expression, limit)?;
+            self.keep(expression.len() + counted.rows.as_ref().map_or(0, String::len));
+            self.counted.insert(key.clone(), counted);
         }
-        let counted = Counted::read(conn, expression, limit)?;
-        self.keep(expression.len() + counted.rows.as_ref().map_or(0, String::len));
-        self.counted.insert(key, counted.clone());
-        Ok(counted)
+        Ok(&self.counted[&key])
     }
 
     /// [`typo::corrections`], answered from what is kept when asked before.
@@ -351,7 +351,7 @@ impl WordCounts {
 }
 
 /// The newest facts holding a word, read up to a limit: how many, their rowids, and the oldest.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct Counted {
     /// How many were read (all of them when fewer than the limit).
     count: i64,
