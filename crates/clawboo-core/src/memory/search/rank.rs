@@ -22,6 +22,7 @@
 //! Must never: read the database (the candidates and the counts arrive from `text` and `plan`).
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use super::super::Entry;
 use super::plan::Plan;
@@ -43,18 +44,19 @@ type Family = u16;
 const OTHER: Family = Family::MAX;
 
 /// The query's word families, and the family of every text word met so far (a text's words
-/// repeat across candidates, so each distinct word is stemmed once per query).
-pub(super) struct Families<'p> {
+/// repeat across candidates, so each distinct word is stemmed once per query). `'t` is the
+/// candidates' text, which the words met are borrowed from.
+pub(super) struct Families<'p, 't> {
     /// The distinct families of the query's words, stop words included.
     keys: Vec<&'p str>,
     /// The first two letters of each (a stem keeps a word's first two letters, so a word starting
     /// otherwise cannot be one of them and is not stemmed).
     starts: Vec<&'p str>,
     /// Every text word met that could be one of them, as the text spells it, and its family.
-    met: HashMap<String, Family>,
+    met: HashMap<&'t str, Family, BuildHasherDefault<WordHasher>>,
 }
 
-impl<'p> Families<'p> {
+impl<'p, 't> Families<'p, 't> {
     /// The families of `plan`'s words.
     pub(super) fn new(plan: &'p Plan) -> Self {
         let mut keys: Vec<&str> = Vec::new();
@@ -67,7 +69,7 @@ impl<'p> Families<'p> {
         Self {
             keys,
             starts,
-            met: HashMap::new(),
+            met: HashMap::default(),
         }
     }
 
@@ -81,13 +83,26 @@ impl<'p> Families<'p> {
     }
 
     /// The family of `word` as a text holds it (any case).
-    fn of_word(&mut self, word: &str) -> Family {
-        // Most words start with letters no query family starts with: decided without allocating.
-        let first_two = word.chars().take(2).flat_map(char::to_lowercase);
-        let could_be = self.starts.iter().any(|start| {
-            let mut wanted = start.chars();
-            first_two.clone().all(|c| wanted.next() == Some(c)) && wanted.next().is_none()
-        });
+    fn of_word(&mut self, word: &'t str) -> Family {
+        // Most words start with letters no query family starts with: decided without allocating,
+        // on bytes when the word starts with two ASCII characters (or is one).
+        let could_be = match word.as_bytes() {
+            [a, b, ..] if a.is_ascii() && b.is_ascii() => {
+                let lower = [a.to_ascii_lowercase(), b.to_ascii_lowercase()];
+                self.starts.iter().any(|start| start.as_bytes() == lower)
+            }
+            [a] => {
+                let lower = [a.to_ascii_lowercase()];
+                self.starts.iter().any(|start| start.as_bytes() == lower)
+            }
+            _ => {
+                let first_two = word.chars().take(2).flat_map(char::to_lowercase);
+                self.starts.iter().any(|start| {
+                    let mut wanted = start.chars();
+                    first_two.clone().all(|c| wanted.next() == Some(c)) && wanted.next().is_none()
+                })
+            }
+        };
         if !could_be {
             return OTHER;
         }
@@ -96,7 +111,7 @@ impl<'p> Families<'p> {
         }
         let lower = word.to_lowercase();
         let family = self.of_key(&stem::key(&lower));
-        self.met.insert(word.to_owned(), family);
+        self.met.insert(word, family);
         family
     }
 }
@@ -109,7 +124,7 @@ pub(super) struct Words {
 
 impl Words {
     /// The families of `entry`'s title (or name) and content words (see [`Families`]).
-    pub(super) fn of(entry: &Entry, families: &mut Families<'_>) -> Self {
+    pub(super) fn of<'t>(entry: &'t Entry, families: &mut Families<'_, 't>) -> Self {
         match entry {
             Entry::Fact(f) => Self::of_text(&f.title, &f.content, families),
             Entry::Procedure(p) => Self::of_text(&p.name, &p.content, families),
@@ -117,12 +132,18 @@ impl Words {
     }
 
     /// The families of the words of a `title` and a `content`.
-    fn of_text(title: &str, content: &str, families: &mut Families<'_>) -> Self {
-        let mut of = |text: &str| -> Vec<Family> {
-            text.split(|c: char| !c.is_alphanumeric())
-                .filter(|w| !w.is_empty())
-                .map(|w| families.of_word(w))
-                .collect()
+    fn of_text<'t>(title: &'t str, content: &'t str, families: &mut Families<'_, 't>) -> Self {
+        let mut of = |text: &'t str| -> Vec<Family> {
+            if text.is_ascii() {
+                AsciiWords { text, at: 0 }
+                    .map(|w| families.of_word(w))
+                    .collect()
+            } else {
+                text.split(|c: char| !c.is_alphanumeric())
+                    .filter(|w| !w.is_empty())
+                    .map(|w| families.of_word(w))
+                    .collect()
+            }
         };
         Self {
             title: of(title),
@@ -132,6 +153,53 @@ impl Words {
 
     fn len(&self) -> usize {
         self.title.len() + self.content.len()
+    }
+}
+
+/// The words of an ASCII text: its runs of letters and digits (what `char::is_alphanumeric`
+/// splits a text into, read byte by byte).
+struct AsciiWords<'t> {
+    text: &'t str,
+    at: usize,
+}
+
+impl<'t> Iterator for AsciiWords<'t> {
+    type Item = &'t str;
+
+    fn next(&mut self) -> Option<&'t str> {
+        let bytes = self.text.as_bytes();
+        let start = self.at
+            + bytes[self.at..]
+                .iter()
+                .position(u8::is_ascii_alphanumeric)?;
+        let end = bytes[start..]
+            .iter()
+            .position(|b| !b.is_ascii_alphanumeric())
+            .map_or(bytes.len(), |len| start + len);
+        self.at = end;
+        Some(&self.text[start..end])
+    }
+}
+
+/// FNV-1a over a word's bytes: the words met are short and chosen by the corpus, not by a
+/// client racing for collisions in one query's map, so a fast hash beats SipHash here.
+struct WordHasher(u64);
+
+impl Default for WordHasher {
+    fn default() -> Self {
+        Self(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for WordHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
     }
 }
 
@@ -149,7 +217,7 @@ pub(super) struct Scorer {
 impl Scorer {
     /// A scorer for `plan` (whose words are `families`) over `candidates` (whose mean length
     /// normalises BM25).
-    pub(super) fn new(plan: &Plan, families: &Families<'_>, candidates: &[Words]) -> Self {
+    pub(super) fn new(plan: &Plan, families: &Families<'_, '_>, candidates: &[Words]) -> Self {
         let n = plan.total.max(1) as f64;
         let mut idf: Vec<(Family, f64)> = Vec::new();
         for term in &plan.terms {
@@ -389,5 +457,43 @@ mod tests {
         let title = scorer.score(&words(&plan, "lock", "the file we keep"));
         let content = scorer.score(&words(&plan, "other", "the file we lock"));
         assert!(title > content);
+    }
+
+    #[test]
+    fn a_text_read_byte_by_byte_has_the_families_it_has_read_by_characters() {
+        let plan = plan(
+            &["a", "deploy", "Über", "x1", "fails"],
+            &[("deploy", 10), ("über", 10), ("x1", 10), ("fails", 10)],
+        );
+        let by_chars = |text: &str| -> Vec<Family> {
+            let mut families = Families::new(&plan);
+            text.split(|c: char| !c.is_alphanumeric())
+                .filter(|w| !w.is_empty())
+                .map(|w| families.of_word(w))
+                .collect()
+        };
+        for text in [
+            "",
+            "--",
+            "A deployment FAILED; x1 failed, a-b",
+            "  Deployed: X1/x2 (DEPLOYS) a",
+            "über Über UBER deploy",
+            "ünïcode and deploy, fails",
+        ] {
+            let words = words(&plan, "", text);
+            assert_eq!(words.content, by_chars(text), "{text:?}");
+        }
+        let mixed = words(&plan, "", "A Deployed x1 Fails");
+        assert!(
+            !mixed.content.contains(&OTHER),
+            "every word is one of the query's: {:?}",
+            mixed.content
+        );
+        let split: Vec<&str> = AsciiWords {
+            text: ",a  bc-1d9 ",
+            at: 0,
+        }
+        .collect();
+        assert_eq!(split, ["a", "bc", "1d9"]);
     }
 }
