@@ -25,11 +25,14 @@
 //!    a paraphrase or a question keeps some of its fact's words in their order (`"at runtime"`
 //!    of `format arguments at runtime`) when it changes the others;
 //! 4. the whole query as a phrase (stop words included; two words to [`MAX_PHRASE_WORDS`]),
-//!    newest first: when no term is rare, and (read by `text`) when more facts hold every rare
-//!    term than the shortlist keeps, since the shortlist then chooses among them by age and an
-//!    older fact saying the whole query (which holds every rare term) would be left out. A phrase
-//!    read costs more than a word's (FTS5 walks the stop words' long position lists), so it is
-//!    read only then;
+//!    newest first: when no term is rare and more facts hold every present term than a source
+//!    reads (a fact saying the whole query holds every term, so when the every-term source read
+//!    them all, it read those too), and (read by `text`) when more facts hold every rare term
+//!    than the shortlist keeps, since the shortlist then chooses among them by age and an older
+//!    fact saying the whole query would be left out. A phrase read costs more than a word's
+//!    (FTS5 walks the stop words' long position lists, for every row of the rarest word when few
+//!    facts say the phrase), so it is read only then; which source is read after which is
+//!    [`Role`]'s;
 //! 5. when no term is rare: the facts holding any common term, newest first.
 //!
 //! What the index answered about words (counts, rows, corrections) is kept for the next queries
@@ -86,18 +89,51 @@ pub(super) struct Term {
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Source {
     pub(super) expression: String,
-    /// Read only when the every-word source before it found fewer facts than it may read: a
-    /// source of facts lacking a word (all but one present term, or common terms beside their
-    /// neighbours).
-    pub(super) lacks_a_word: bool,
+    /// Whether it is read, given what the every-term source found.
+    pub(super) role: Role,
+}
+
+/// What a source is to the every-term source (the facts holding every present term), which
+/// decides whether it is read: that source reads at most a pool of facts, newest first, so when
+/// it found fewer, it read every such fact.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Role {
+    /// Read whatever the every-term source found (it is none of the others).
+    Always,
+    /// The facts holding every present term.
+    EveryTerm,
+    /// Facts lacking a word (all but one present term, or common terms beside their
+    /// neighbours): read only when the every-term source found as many facts as it may read,
+    /// since a fact lacking a term mostly scores below one holding them all.
+    LacksAWord,
+    /// The whole query as a phrase: every fact saying it holds every present term, so it is
+    /// read only when the every-term source (when there is one) found as many facts as it may
+    /// read and so may have left some out.
+    WholeQuery,
+}
+
+impl Role {
+    /// Whether a source of this role is read, given whether the every-term source found as many
+    /// facts as it may read (`None` before it was read, or when the plan has none).
+    pub(super) fn is_read(self, every_term_full: Option<bool>) -> bool {
+        match self {
+            Role::Always | Role::EveryTerm => true,
+            Role::LacksAWord => every_term_full != Some(true),
+            Role::WholeQuery => every_term_full != Some(false),
+        }
+    }
 }
 
 impl Source {
     pub(super) fn of(expression: String) -> Self {
         Self {
             expression,
-            lacks_a_word: false,
+            role: Role::Always,
         }
+    }
+
+    fn with(expression: String, role: Role) -> Self {
+        Self { expression, role }
     }
 }
 
@@ -528,7 +564,7 @@ fn sources(plan: &Plan) -> Vec<Source> {
         return sources;
     }
     if present.len() >= 2 {
-        sources.push(Source::of(all_of(&present)));
+        sources.push(Source::with(all_of(&present), Role::EveryTerm));
     }
     if (3..=MAX_LEFT_OUT).contains(&present.len()) {
         for left_out in 0..present.len() {
@@ -538,10 +574,7 @@ fn sources(plan: &Plan) -> Vec<Source> {
                 .filter(|(i, _)| *i != left_out)
                 .map(|(_, t)| *t)
                 .collect();
-            sources.push(Source {
-                expression: all_of(&others),
-                lacks_a_word: true,
-            });
+            sources.push(Source::with(all_of(&others), Role::LacksAWord));
         }
     }
     let common_pairs: Vec<String> = pairs_holding(&|k| common.iter().any(|t| t.key == k))
@@ -549,13 +582,14 @@ fn sources(plan: &Plan) -> Vec<Source> {
         .filter(|pair| !pairs.contains(pair))
         .collect();
     if !common_pairs.is_empty() {
-        sources.push(Source {
-            expression: common_pairs.join(" OR "),
-            lacks_a_word: true,
-        });
+        sources.push(Source::with(common_pairs.join(" OR "), Role::LacksAWord));
     }
     if rare.is_empty() {
-        sources.extend(plan.phrase.clone().map(Source::of));
+        sources.extend(
+            plan.phrase
+                .clone()
+                .map(|phrase| Source::with(phrase, Role::WholeQuery)),
+        );
         sources.push(Source::of(any_of(
             &common[..common.len().min(MAX_COMMON_TERMS)],
         )));
@@ -614,17 +648,26 @@ mod tests {
                 term("fail", 3_000),
             ],
         );
-        let read: Vec<(String, bool)> = plan
+        let read: Vec<(String, Role)> = plan
             .sources
             .iter()
             .cloned()
-            .map(|s| (s.expression, s.lacks_a_word))
+            .map(|s| (s.expression, s.role))
             .collect();
         assert_eq!(
             read[0],
-            (all_of(&plan.terms.iter().collect::<Vec<_>>()), false)
+            (
+                all_of(&plan.terms.iter().collect::<Vec<_>>()),
+                Role::EveryTerm
+            )
         );
-        assert_eq!(read[1..4].iter().filter(|(_, lacks)| *lacks).count(), 3);
+        assert_eq!(
+            read[1..4]
+                .iter()
+                .filter(|(_, role)| *role == Role::LacksAWord)
+                .count(),
+            3
+        );
         assert!(
             read[1].0.contains("lock") && !read[1].0.contains("deploy"),
             "{read:?}"
@@ -634,7 +677,7 @@ mod tests {
             read[4],
             (
                 r#""the deploy" OR "deploy lock" OR "lock fail""#.to_owned(),
-                true
+                Role::LacksAWord
             )
         );
     }
@@ -706,5 +749,34 @@ mod tests {
         );
         assert_eq!(planned(vec![term("file", 5_000)], "file"), [r#""file""#]);
         assert!(planned(vec![term("nothing", 0)], "nothing").is_empty());
+    }
+
+    #[test]
+    fn the_whole_query_is_read_only_when_the_every_term_source_may_have_left_facts_out() {
+        // It found fewer than it reads: it read every fact holding every term, saying the
+        // whole query or not.
+        assert!(!Role::WholeQuery.is_read(Some(false)));
+        assert!(Role::WholeQuery.is_read(Some(true)));
+        assert!(Role::WholeQuery.is_read(None), "no every-term source");
+        assert!(Role::LacksAWord.is_read(Some(false)));
+        assert!(!Role::LacksAWord.is_read(Some(true)));
+        assert!(Role::Always.is_read(Some(true)) && Role::EveryTerm.is_read(Some(false)));
+        let roles: Vec<Role> = Plan::for_test(
+            "open the file",
+            vec![term("open", 3_000), term("file", 5_000)],
+        )
+        .sources
+        .iter()
+        .map(|s| s.role)
+        .collect();
+        assert_eq!(
+            roles,
+            [
+                Role::EveryTerm,
+                Role::LacksAWord,
+                Role::WholeQuery,
+                Role::Always
+            ]
+        );
     }
 }

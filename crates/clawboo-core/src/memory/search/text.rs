@@ -20,7 +20,7 @@ use super::super::{
     Entry, FACT_COLUMNS, MemoryError, ReadScope, fact_columns, fact_from_row,
     latest_procedure_only, procedure_columns, procedure_from_row, scope_filter,
 };
-use super::plan::{Plan, Source, WordCounts, plan};
+use super::plan::{Plan, Role, Source, WordCounts, plan};
 use super::rank::{Families, Scorer, TITLE_WEIGHT, Words, shortlist};
 use super::{Candidate, MatchedVia, SearchHit, as_params, named};
 
@@ -97,15 +97,15 @@ pub(super) fn candidates(
             model,
         )?);
     }
-    // Whether the last source other than an all-but-one source found as many facts as it reads.
-    let mut full = false;
+    // Whether the every-term source, once read, found as many facts as it reads (`Role`).
+    let mut every_term_full: Option<bool> = None;
     for source in &plan.sources {
-        if source.lacks_a_word && full {
+        if !source.role.is_read(every_term_full) {
             continue;
         }
         let matched = source_matches(conn, source, cap.max(POOL), scope, model)?;
-        if !source.lacks_a_word {
-            full = matched.len() >= cap.max(POOL) as usize;
+        if source.role == Role::EveryTerm {
+            every_term_full = Some(matched.len() >= cap.max(POOL) as usize);
         }
         keep(matched);
     }
@@ -609,6 +609,25 @@ mod tests {
             ),
             &newer,
             "if the visitor would not",
+        );
+    }
+
+    #[test]
+    fn an_older_fact_saying_the_whole_query_is_found_among_more_holding_every_common_word() {
+        // Every word is common, and more newer facts than a source reads hold them all, but
+        // never in the query's order: only the phrase read finds the older fact.
+        let newer: Vec<(String, String)> = (0..300)
+            .map(|i| {
+                (
+                    format!("handle {i}"),
+                    format!("The file stays open until handle {i} is dropped"),
+                )
+            })
+            .collect();
+        assert_found_first_before(
+            ("files", "Always open the file before the writer starts."),
+            &newer,
+            "open the file",
         );
     }
 
