@@ -93,14 +93,17 @@ pub(super) struct Source {
     pub(super) role: Role,
 }
 
-/// What a source is to the every-term source (the facts holding every present term), which
-/// decides whether it is read: that source reads at most a pool of facts, newest first, so when
-/// it found fewer, it read every such fact.
+/// What a source is to the sources read before it, which decides whether it is read (see
+/// [`Role::is_read`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) enum Role {
-    /// Read whatever the every-term source found (it is none of the others).
+    /// Read whatever was found before (a source of facts none before could have read).
     Always,
-    /// The facts holding every present term.
+    /// The rare terms beside the words they have beside them in the query: every fact it
+    /// matches holds a rare term, so it is read only when the shortlist left some of those out.
+    BesideRareTerm,
+    /// The facts holding every present term. It reads at most a pool of facts, newest first, so
+    /// when it found fewer, it read every such fact.
     EveryTerm,
     /// Facts lacking a word (all but one present term, or common terms beside their
     /// neighbours): read only when the every-term source found as many facts as it may read,
@@ -112,14 +115,24 @@ pub(super) enum Role {
     WholeQuery,
 }
 
+/// What the reads before a source found, as far as [`Role::is_read`] asks.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct FoundSoFar {
+    /// Whether more facts hold a rare term than the shortlist keeps (`rank::Shortlist::cut`).
+    pub(super) shortlist_cut: bool,
+    /// Whether the every-term source found as many facts as it may read (`None` before it was
+    /// read, or when the plan has none).
+    pub(super) every_term_full: Option<bool>,
+}
+
 impl Role {
-    /// Whether a source of this role is read, given whether the every-term source found as many
-    /// facts as it may read (`None` before it was read, or when the plan has none).
-    pub(super) fn is_read(self, every_term_full: Option<bool>) -> bool {
+    /// Whether a source of this role is read after what `found` says.
+    pub(super) fn is_read(self, found: FoundSoFar) -> bool {
         match self {
             Role::Always | Role::EveryTerm => true,
-            Role::LacksAWord => every_term_full != Some(true),
-            Role::WholeQuery => every_term_full != Some(false),
+            Role::BesideRareTerm => found.shortlist_cut,
+            Role::LacksAWord => found.every_term_full != Some(true),
+            Role::WholeQuery => found.every_term_full != Some(false),
         }
     }
 }
@@ -558,7 +571,7 @@ fn sources(plan: &Plan) -> Vec<Source> {
     };
     let pairs = pairs_holding(&|k| rare.contains(&k));
     if !pairs.is_empty() {
-        sources.push(Source::of(pairs.join(" OR ")));
+        sources.push(Source::with(pairs.join(" OR "), Role::BesideRareTerm));
     }
     if common.is_empty() {
         return sources;
@@ -753,14 +766,25 @@ mod tests {
 
     #[test]
     fn the_whole_query_is_read_only_when_the_every_term_source_may_have_left_facts_out() {
+        let after = |shortlist_cut, every_term_full| FoundSoFar {
+            shortlist_cut,
+            every_term_full,
+        };
         // It found fewer than it reads: it read every fact holding every term, saying the
         // whole query or not.
-        assert!(!Role::WholeQuery.is_read(Some(false)));
-        assert!(Role::WholeQuery.is_read(Some(true)));
-        assert!(Role::WholeQuery.is_read(None), "no every-term source");
-        assert!(Role::LacksAWord.is_read(Some(false)));
-        assert!(!Role::LacksAWord.is_read(Some(true)));
-        assert!(Role::Always.is_read(Some(true)) && Role::EveryTerm.is_read(Some(false)));
+        assert!(!Role::WholeQuery.is_read(after(true, Some(false))));
+        assert!(Role::WholeQuery.is_read(after(false, Some(true))));
+        assert!(
+            Role::WholeQuery.is_read(after(false, None)),
+            "no every-term source"
+        );
+        assert!(Role::LacksAWord.is_read(after(false, Some(false))));
+        assert!(!Role::LacksAWord.is_read(after(true, Some(true))));
+        // The shortlist held every fact holding a rare term, so those beside their neighbours.
+        assert!(!Role::BesideRareTerm.is_read(after(false, None)));
+        assert!(Role::BesideRareTerm.is_read(after(true, None)));
+        assert!(Role::Always.is_read(after(false, Some(true))));
+        assert!(Role::EveryTerm.is_read(after(false, None)));
         let roles: Vec<Role> = Plan::for_test(
             "open the file",
             vec![term("open", 3_000), term("file", 5_000)],

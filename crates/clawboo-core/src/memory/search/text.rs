@@ -20,8 +20,8 @@ use super::super::{
     Entry, FACT_COLUMNS, MemoryError, ReadScope, fact_columns, fact_from_row,
     latest_procedure_only, procedure_columns, procedure_from_row, scope_filter,
 };
-use super::plan::{Plan, Role, Source, WordCounts, plan};
-use super::rank::{Families, Scorer, TITLE_WEIGHT, Words, shortlist};
+use super::plan::{FoundSoFar, Plan, Role, Source, WordCounts, plan};
+use super::rank::{Families, Scorer, Shortlist, TITLE_WEIGHT, Words, shortlist};
 use super::{Candidate, MatchedVia, SearchHit, as_params, named};
 
 /// How many rows a source read newest first yields, at least (more when more hits are asked for).
@@ -82,13 +82,14 @@ pub(super) fn candidates(
             }
         }
     };
-    let (short, cut_among_best) =
-        shortlisted(conn, &plan, cap.max(RANKED_POOL) as usize, scope, model)?;
+    let (short, cut) = shortlisted(conn, &plan, cap.max(RANKED_POOL) as usize, scope, model)?;
     keep(short);
     // More facts hold every rare term than were shortlisted, and the shortlist chose among them
     // by age: those that say the whole query as it is said are read too. (When every fact holding
     // every rare term was shortlisted, so was every fact saying the whole query.)
-    if cut_among_best && let Some(phrase) = &plan.phrase {
+    if cut.cut_among_best
+        && let Some(phrase) = &plan.phrase
+    {
         keep(source_matches(
             conn,
             &Source::of(phrase.clone()),
@@ -97,15 +98,17 @@ pub(super) fn candidates(
             model,
         )?);
     }
-    // Whether the every-term source, once read, found as many facts as it reads (`Role`).
-    let mut every_term_full: Option<bool> = None;
+    let mut found_so_far = FoundSoFar {
+        shortlist_cut: cut.cut,
+        every_term_full: None,
+    };
     for source in &plan.sources {
-        if !source.role.is_read(every_term_full) {
+        if !source.role.is_read(found_so_far) {
             continue;
         }
         let matched = source_matches(conn, source, cap.max(POOL), scope, model)?;
         if source.role == Role::EveryTerm {
-            every_term_full = Some(matched.len() >= cap.max(POOL) as usize);
+            found_so_far.every_term_full = Some(matched.len() >= cap.max(POOL) as usize);
         }
         keep(matched);
     }
@@ -136,15 +139,15 @@ pub(super) fn candidates(
 
 /// The facts of the shortlist of the rare terms' rows that are in scope, in its order: the
 /// `pool` best, or when the scope filtered some of them out, the best `pool` of all those rows;
-/// and whether the shortlist left out facts holding every rare term
-/// (`rank::Shortlist::cut_among_best`).
+/// and the shortlist, whose `cut` and `cut_among_best` say which facts holding rare terms it
+/// left out (`rank::Shortlist`).
 fn shortlisted(
     conn: &Connection,
     plan: &Plan,
     pool: usize,
     scope: &ReadScope,
     model: Option<&str>,
-) -> Result<(Vec<Matched>, bool), MemoryError> {
+) -> Result<(Vec<Matched>, Shortlist), MemoryError> {
     let short = shortlist(plan, pool);
     let mut matched = facts_by_rowid(conn, &short.rows, scope, model)?;
     if matched.len() < short.rows.len() && short.cut {
@@ -154,7 +157,7 @@ fn shortlisted(
         matched.sort_by_key(|m| position.get(&m.rowid).copied().unwrap_or(usize::MAX));
         matched.truncate(pool);
     }
-    Ok((matched, short.cut_among_best))
+    Ok((matched, short))
 }
 
 /// The facts with `rowids` that are in scope, in any order.
@@ -609,6 +612,32 @@ mod tests {
             ),
             &newer,
             "if the visitor would not",
+        );
+    }
+
+    #[test]
+    fn an_older_fact_saying_a_rare_word_beside_its_neighbour_beats_a_cut_shortlist() {
+        // More newer facts than the shortlist keeps hold the rare word, and the common one, but
+        // never side by side; others hold only the common word. The older fact says the pair,
+        // but not the whole query.
+        let newer: Vec<(String, String)> = (0..(RANKED_POOL as usize + 50))
+            .map(|i| {
+                (
+                    format!("zephyr {i}"),
+                    format!("Zephyr build {i} ships its own scheduler"),
+                )
+            })
+            .chain((0..120).map(|i| {
+                (
+                    format!("queue {i}"),
+                    format!("The scheduler drains queue {i}"),
+                )
+            }))
+            .collect();
+        assert_found_first_before(
+            ("kernel", "A zephyr scheduler wakes tasks on time."),
+            &newer,
+            "the zephyr scheduler",
         );
     }
 
