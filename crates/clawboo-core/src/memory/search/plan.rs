@@ -89,7 +89,7 @@ pub(super) struct Term {
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Source {
     pub(super) expression: String,
-    /// Whether it is read, given what the every-term source found.
+    /// What it is to the sources read before it, which decides whether it is read.
     pub(super) role: Role,
 }
 
@@ -116,7 +116,7 @@ pub(super) enum Role {
 }
 
 /// What the reads before a source found, as far as [`Role::is_read`] asks.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub(super) struct FoundSoFar {
     /// Whether more facts hold a rare term than the shortlist keeps (`rank::Shortlist::cut`).
     pub(super) shortlist_cut: bool,
