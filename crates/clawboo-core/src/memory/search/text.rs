@@ -82,12 +82,13 @@ pub(super) fn candidates(
             }
         }
     };
-    let (short, cut) = shortlisted(conn, &plan, cap.max(RANKED_POOL) as usize, scope, model)?;
-    keep(short);
+    let (short_facts, short) =
+        shortlisted(conn, &plan, cap.max(RANKED_POOL) as usize, scope, model)?;
+    keep(short_facts);
     // More facts hold every rare term than were shortlisted, and the shortlist chose among them
     // by age: those that say the whole query as it is said are read too. (When every fact holding
     // every rare term was shortlisted, so was every fact saying the whole query.)
-    if cut.cut_among_best
+    if short.cut_among_best
         && let Some(phrase) = &plan.phrase
     {
         keep(source_matches(
@@ -99,7 +100,7 @@ pub(super) fn candidates(
         )?);
     }
     let mut found_so_far = FoundSoFar {
-        shortlist_cut: cut.cut,
+        shortlist_cut: short.cut,
         every_term_full: None,
     };
     for source in &plan.sources {
