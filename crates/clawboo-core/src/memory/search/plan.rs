@@ -138,14 +138,7 @@ impl Role {
 }
 
 impl Source {
-    pub(super) fn of(expression: String) -> Self {
-        Self {
-            expression,
-            role: Role::Always,
-        }
-    }
-
-    fn with(expression: String, role: Role) -> Self {
+    fn new(expression: String, role: Role) -> Self {
         Self { expression, role }
     }
 }
@@ -571,13 +564,13 @@ fn sources(plan: &Plan) -> Vec<Source> {
     };
     let pairs = pairs_holding(&|k| rare.contains(&k));
     if !pairs.is_empty() {
-        sources.push(Source::with(pairs.join(" OR "), Role::BesideRareTerm));
+        sources.push(Source::new(pairs.join(" OR "), Role::BesideRareTerm));
     }
     if common.is_empty() {
         return sources;
     }
     if present.len() >= 2 {
-        sources.push(Source::with(all_of(&present), Role::EveryTerm));
+        sources.push(Source::new(all_of(&present), Role::EveryTerm));
     }
     if (3..=MAX_LEFT_OUT).contains(&present.len()) {
         for left_out in 0..present.len() {
@@ -587,7 +580,7 @@ fn sources(plan: &Plan) -> Vec<Source> {
                 .filter(|(i, _)| *i != left_out)
                 .map(|(_, t)| *t)
                 .collect();
-            sources.push(Source::with(all_of(&others), Role::LacksAWord));
+            sources.push(Source::new(all_of(&others), Role::LacksAWord));
         }
     }
     let common_pairs: Vec<String> = pairs_holding(&|k| common.iter().any(|t| t.key == k))
@@ -595,17 +588,18 @@ fn sources(plan: &Plan) -> Vec<Source> {
         .filter(|pair| !pairs.contains(pair))
         .collect();
     if !common_pairs.is_empty() {
-        sources.push(Source::with(common_pairs.join(" OR "), Role::LacksAWord));
+        sources.push(Source::new(common_pairs.join(" OR "), Role::LacksAWord));
     }
     if rare.is_empty() {
         sources.extend(
             plan.phrase
                 .clone()
-                .map(|phrase| Source::with(phrase, Role::WholeQuery)),
+                .map(|phrase| Source::new(phrase, Role::WholeQuery)),
         );
-        sources.push(Source::of(any_of(
-            &common[..common.len().min(MAX_COMMON_TERMS)],
-        )));
+        sources.push(Source::new(
+            any_of(&common[..common.len().min(MAX_COMMON_TERMS)]),
+            Role::Always,
+        ));
     }
     sources
 }

@@ -20,7 +20,7 @@ use super::super::{
     Entry, FACT_COLUMNS, MemoryError, ReadScope, fact_columns, fact_from_row,
     latest_procedure_only, procedure_columns, procedure_from_row, scope_filter,
 };
-use super::plan::{FoundSoFar, Plan, Role, Source, WordCounts, plan};
+use super::plan::{FoundSoFar, Plan, Role, WordCounts, plan};
 use super::rank::{Families, Scorer, Shortlist, TITLE_WEIGHT, Words, shortlist};
 use super::{Candidate, MatchedVia, SearchHit, as_params, named};
 
@@ -82,6 +82,8 @@ pub(super) fn candidates(
             }
         }
     };
+    // How many rows each source other than the shortlist reads, at most.
+    let wanted = cap.max(POOL);
     let (short_facts, short) =
         shortlisted(conn, &plan, cap.max(RANKED_POOL) as usize, scope, model)?;
     keep(short_facts);
@@ -91,13 +93,7 @@ pub(super) fn candidates(
     if short.cut_among_best
         && let Some(phrase) = &plan.phrase
     {
-        keep(source_matches(
-            conn,
-            &Source::of(phrase.clone()),
-            cap.max(POOL),
-            scope,
-            model,
-        )?);
+        keep(source_matches(conn, phrase, wanted, scope, model)?);
     }
     let mut found_so_far = FoundSoFar {
         shortlist_cut: short.cut,
@@ -107,14 +103,14 @@ pub(super) fn candidates(
         if !source.role.is_read(found_so_far) {
             continue;
         }
-        let matched = source_matches(conn, source, cap.max(POOL), scope, model)?;
+        let matched = source_matches(conn, &source.expression, wanted, scope, model)?;
         if source.role == Role::EveryTerm {
-            found_so_far.every_term_full = Some(matched.len() >= cap.max(POOL) as usize);
+            found_so_far.every_term_full = Some(matched.len() >= wanted as usize);
         }
         keep(matched);
     }
     if let Some(any) = &plan.any {
-        keep(procedure_matches(conn, any, cap.max(POOL), scope)?);
+        keep(procedure_matches(conn, any, wanted, scope)?);
     }
     let mut families = Families::new(&plan);
     let words: Vec<Words> = found
@@ -197,10 +193,10 @@ fn facts_by_rowid(
     Ok(matched)
 }
 
-/// Up to `wanted` facts in scope matching `source`, newest first.
+/// Up to `wanted` facts in scope matching the `MATCH` `expression` (a source's), newest first.
 fn source_matches(
     conn: &Connection,
-    source: &Source,
+    expression: &str,
     wanted: u32,
     scope: &ReadScope,
     model: Option<&str>,
@@ -208,7 +204,7 @@ fn source_matches(
     let params = named(
         scope,
         [
-            (":query", SqlValue::Text(source.expression.clone())),
+            (":query", SqlValue::Text(expression.to_owned())),
             (":limit", SqlValue::Integer(i64::from(wanted))),
             (
                 ":model",
