@@ -12,15 +12,16 @@
 //! 1. the facts holding the rare terms (whose rows were read while planning), best first by the
 //!    rare terms they hold (`rank::shortlist`);
 //! 2. the facts holding a rare term next to the word it has beside it in the query (`"the
-//!    zephyr" OR "zephyr scheduler"`), newest first: when more facts hold a rare term than are
-//!    shortlisted, those that say it as the query does;
+//!    zephyr" OR "zephyr scheduler"`), newest first: when the shortlist left out facts holding
+//!    one of those rare terms, those that say it as the query does;
 //! 3. when some present term is common: the facts holding every present term, then (with three
 //!    present terms or more) those holding all but one of them, newest first: a query often has
 //!    a word its fact lacks (a question's "why", a word in another form). The all-but-one
 //!    sources are read only when fewer facts than a source may read hold every term: a fact
 //!    lacking a term mostly scores below one holding them all (BM25 adds a positive share per term
 //!    held), so when enough hold every term, those that lack one seldom reach the top; each
-//!    such source is an `AND` over long row lists, the costliest read of a query. Under the same
+//!    such source is an `AND` over long row lists, the costliest read of a query (and one
+//!    holding a rare term whose every fact the shortlist kept is not read at all). Under the same
 //!    condition, the facts holding a common term next to a word it has beside it in the query:
 //!    a paraphrase or a question keeps some of its fact's words in their order (`"at runtime"`
 //!    of `format arguments at runtime`) when it changes the others;
@@ -32,7 +33,8 @@
 //!    fact saying the whole query would be left out. A phrase read costs more than a word's
 //!    (FTS5 walks the stop words' long position lists, for every row of the rarest word when few
 //!    facts say the phrase), so it is read only then; which source is read after which is
-//!    [`Role`]'s;
+//!    [`Role`]'s, and a source whose every fact holds a rare term the shortlist kept every fact
+//!    of is never read ([`HoldsRare`]);
 //! 5. when no term is rare: the facts holding any common term, newest first.
 //!
 //! What the index answered about words (counts, rows, corrections) is kept for the next queries
@@ -91,17 +93,18 @@ pub(super) struct Source {
     pub(super) expression: String,
     /// What it is to the sources read before it, which decides whether it is read.
     pub(super) role: Role,
+    /// Which rare terms every fact it matches holds: when the shortlist kept every fact holding
+    /// them, it can find nothing new and is not read.
+    pub(super) holds: HoldsRare,
 }
 
 /// What a source is to the sources read before it, which decides whether it is read (see
 /// [`Role::is_read`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) enum Role {
-    /// Read whatever was found before (a source of facts none before could have read).
+    /// Read whatever the sources before it found (a source of facts none before could have read,
+    /// unless the shortlist holds them: [`HoldsRare`]).
     Always,
-    /// The rare terms beside the words they have beside them in the query: every fact it
-    /// matches holds a rare term, so it is read only when the shortlist left some of those out.
-    BesideRareTerm,
     /// The facts holding every present term. It reads at most a pool of facts, newest first, so
     /// when it found fewer, it read every such fact.
     EveryTerm,
@@ -115,11 +118,35 @@ pub(super) enum Role {
     WholeQuery,
 }
 
-/// What the reads before a source found, as far as [`Role::is_read`] asks.
+/// Which of the query's rare terms every fact a source matches holds.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum HoldsRare {
+    /// None for sure: it may match facts holding no rare term.
+    Nothing,
+    /// Each of these (an `AND` of terms).
+    Each(Vec<String>),
+    /// One of these at least (an `OR` of pairs, each holding one).
+    OneOf(Vec<String>),
+}
+
+impl HoldsRare {
+    /// Whether every fact a source of this kind matches holds a rare term whose every fact the
+    /// shortlist kept (`wholly_kept`, their families): then the source finds nothing new.
+    fn all_kept(&self, wholly_kept: &[String]) -> bool {
+        let kept = |key: &String| wholly_kept.contains(key);
+        match self {
+            HoldsRare::Nothing => false,
+            HoldsRare::Each(keys) => keys.iter().any(kept),
+            HoldsRare::OneOf(keys) => !keys.is_empty() && keys.iter().all(kept),
+        }
+    }
+}
+
+/// What the reads before a source found, as far as [`Source::is_read`] asks.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct FoundSoFar {
-    /// Whether more facts hold a rare term than the shortlist keeps (`rank::Shortlist::cut`).
-    pub(super) shortlist_cut: bool,
+pub(super) struct FoundSoFar<'a> {
+    /// The rare terms every fact holding which the shortlist kept (`rank::Shortlist::wholly_kept`).
+    pub(super) wholly_kept: &'a [String],
     /// Whether the every-term source found as many facts as it may read (`None` before it was
     /// read, or when the plan has none).
     pub(super) every_term_full: Option<bool>,
@@ -127,10 +154,9 @@ pub(super) struct FoundSoFar {
 
 impl Role {
     /// Whether a source of this role is read after what `found` says.
-    pub(super) fn is_read(self, found: FoundSoFar) -> bool {
+    pub(super) fn is_read(self, found: FoundSoFar<'_>) -> bool {
         match self {
             Role::Always | Role::EveryTerm => true,
-            Role::BesideRareTerm => found.shortlist_cut,
             Role::LacksAWord => found.every_term_full != Some(true),
             Role::WholeQuery => found.every_term_full != Some(false),
         }
@@ -138,8 +164,18 @@ impl Role {
 }
 
 impl Source {
-    fn new(expression: String, role: Role) -> Self {
-        Self { expression, role }
+    fn new(expression: String, role: Role, holds: HoldsRare) -> Self {
+        Self {
+            expression,
+            role,
+            holds,
+        }
+    }
+
+    /// Whether this source is read after what `found` says: its role's rule, and only when it
+    /// may match a fact the shortlist left out.
+    pub(super) fn is_read(&self, found: FoundSoFar<'_>) -> bool {
+        self.role.is_read(found) && !self.holds.all_kept(found.wholly_kept)
     }
 }
 
@@ -564,13 +600,23 @@ fn sources(plan: &Plan) -> Vec<Source> {
     };
     let pairs = pairs_holding(&|k| rare.contains(&k));
     if !pairs.is_empty() {
-        sources.push(Source::new(pairs.join(" OR "), Role::BesideRareTerm));
+        // Every rare term has a neighbour in a query of two words or more, so is in a pair.
+        sources.push(Source::new(
+            pairs.join(" OR "),
+            Role::Always,
+            HoldsRare::OneOf(rare.iter().map(|k| (*k).to_owned()).collect()),
+        ));
     }
     if common.is_empty() {
         return sources;
     }
     if present.len() >= 2 {
-        sources.push(Source::new(all_of(&present), Role::EveryTerm));
+        // Never left out for the shortlist: what it finds decides which sources follow.
+        sources.push(Source::new(
+            all_of(&present),
+            Role::EveryTerm,
+            HoldsRare::Nothing,
+        ));
     }
     if (3..=MAX_LEFT_OUT).contains(&present.len()) {
         for left_out in 0..present.len() {
@@ -580,7 +626,16 @@ fn sources(plan: &Plan) -> Vec<Source> {
                 .filter(|(i, _)| *i != left_out)
                 .map(|(_, t)| *t)
                 .collect();
-            sources.push(Source::new(all_of(&others), Role::LacksAWord));
+            let holds = others
+                .iter()
+                .filter(|t| plan.rare(t))
+                .map(|t| t.key.clone())
+                .collect();
+            sources.push(Source::new(
+                all_of(&others),
+                Role::LacksAWord,
+                HoldsRare::Each(holds),
+            ));
         }
     }
     let common_pairs: Vec<String> = pairs_holding(&|k| common.iter().any(|t| t.key == k))
@@ -588,17 +643,22 @@ fn sources(plan: &Plan) -> Vec<Source> {
         .filter(|pair| !pairs.contains(pair))
         .collect();
     if !common_pairs.is_empty() {
-        sources.push(Source::new(common_pairs.join(" OR "), Role::LacksAWord));
+        sources.push(Source::new(
+            common_pairs.join(" OR "),
+            Role::LacksAWord,
+            HoldsRare::Nothing,
+        ));
     }
     if rare.is_empty() {
         sources.extend(
             plan.phrase
                 .clone()
-                .map(|phrase| Source::new(phrase, Role::WholeQuery)),
+                .map(|phrase| Source::new(phrase, Role::WholeQuery, HoldsRare::Nothing)),
         );
         sources.push(Source::new(
             any_of(&common[..common.len().min(MAX_COMMON_TERMS)]),
             Role::Always,
+            HoldsRare::Nothing,
         ));
     }
     sources
@@ -760,25 +820,22 @@ mod tests {
 
     #[test]
     fn the_whole_query_is_read_only_when_the_every_term_source_may_have_left_facts_out() {
-        let after = |shortlist_cut, every_term_full| FoundSoFar {
-            shortlist_cut,
+        let after = |every_term_full| FoundSoFar {
+            wholly_kept: &[],
             every_term_full,
         };
         // It found fewer than it reads: it read every fact holding every term, saying the
         // whole query or not.
-        assert!(!Role::WholeQuery.is_read(after(true, Some(false))));
-        assert!(Role::WholeQuery.is_read(after(false, Some(true))));
+        assert!(!Role::WholeQuery.is_read(after(Some(false))));
+        assert!(Role::WholeQuery.is_read(after(Some(true))));
         assert!(
-            Role::WholeQuery.is_read(after(false, None)),
+            Role::WholeQuery.is_read(after(None)),
             "no every-term source"
         );
-        assert!(Role::LacksAWord.is_read(after(false, Some(false))));
-        assert!(!Role::LacksAWord.is_read(after(true, Some(true))));
-        // The shortlist held every fact holding a rare term, so those beside their neighbours.
-        assert!(!Role::BesideRareTerm.is_read(after(false, None)));
-        assert!(Role::BesideRareTerm.is_read(after(true, None)));
-        assert!(Role::Always.is_read(after(false, Some(true))));
-        assert!(Role::EveryTerm.is_read(after(false, None)));
+        assert!(Role::LacksAWord.is_read(after(Some(false))));
+        assert!(!Role::LacksAWord.is_read(after(Some(true))));
+        assert!(Role::Always.is_read(after(Some(true))));
+        assert!(Role::EveryTerm.is_read(after(None)));
         let roles: Vec<Role> = Plan::for_test(
             "open the file",
             vec![term("open", 3_000), term("file", 5_000)],
@@ -795,6 +852,71 @@ mod tests {
                 Role::WholeQuery,
                 Role::Always
             ]
+        );
+    }
+
+    #[test]
+    fn a_source_is_left_unread_only_when_each_fact_it_matches_holds_a_rare_term_wholly_shortlisted()
+    {
+        let keys = |words: &[&str]| -> Vec<String> { words.iter().map(|w| stem::key(w)).collect() };
+        let after = |wholly_kept| FoundSoFar {
+            wholly_kept,
+            every_term_full: None,
+        };
+        let kept = keys(&["zephyr"]);
+        let source = |holds| Source::new("x".into(), Role::Always, holds);
+        // An `AND` holding a wholly kept rare term finds nothing new, whatever else it holds.
+        assert!(!source(HoldsRare::Each(keys(&["deadline", "zephyr"]))).is_read(after(&kept)));
+        assert!(source(HoldsRare::Each(keys(&["deadline"]))).is_read(after(&kept)));
+        assert!(source(HoldsRare::Each(Vec::new())).is_read(after(&kept)));
+        // An `OR` of pairs is left unread only when every rare term in it was wholly kept.
+        assert!(source(HoldsRare::OneOf(keys(&["zephyr", "deadline"]))).is_read(after(&kept)));
+        assert!(!source(HoldsRare::OneOf(keys(&["zephyr"]))).is_read(after(&kept)));
+        assert!(source(HoldsRare::OneOf(Vec::new())).is_read(after(&kept)));
+        assert!(source(HoldsRare::Nothing).is_read(after(&kept)));
+        // Its role still decides first.
+        let lacking = Source::new("x".into(), Role::LacksAWord, HoldsRare::Nothing);
+        let full = FoundSoFar {
+            wholly_kept: &[],
+            every_term_full: Some(true),
+        };
+        assert!(!lacking.is_read(full));
+    }
+
+    #[test]
+    fn each_source_says_which_rare_terms_every_fact_it_matches_holds() {
+        let plan = Plan::for_test(
+            "the zephyr deploy lock fails",
+            vec![
+                term("zephyr", 40),
+                term("deploy", 5_000),
+                term("lock", 4_000),
+                term("fails", 3_000),
+            ],
+        );
+        let zephyr = vec![stem::key("zephyr")];
+        let holds: Vec<(Role, HoldsRare)> = plan
+            .sources
+            .iter()
+            .map(|s| (s.role, s.holds.clone()))
+            .collect();
+        assert_eq!(holds[0], (Role::Always, HoldsRare::OneOf(zephyr.clone())));
+        assert_eq!(holds[1], (Role::EveryTerm, HoldsRare::Nothing));
+        // All but one of four terms: the one leaving out `zephyr` holds no rare term.
+        let lacking: Vec<&HoldsRare> = holds
+            .iter()
+            .filter(|(role, _)| *role == Role::LacksAWord)
+            .map(|(_, h)| h)
+            .collect();
+        assert_eq!(lacking.len(), 5, "{holds:?}");
+        assert_eq!(lacking[0], &HoldsRare::Each(Vec::new()));
+        for each in &lacking[1..4] {
+            assert_eq!(*each, &HoldsRare::Each(zephyr.clone()));
+        }
+        assert_eq!(
+            lacking[4],
+            &HoldsRare::Nothing,
+            "common words beside their neighbours"
         );
     }
 }

@@ -21,7 +21,7 @@
 //!
 //! Must never: read the database (the candidates and the counts arrive from `text` and `plan`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
 use super::super::Entry;
@@ -293,6 +293,9 @@ pub(super) struct Shortlist {
     /// Whether the cut left out facts holding every rare term: it chose among those by age alone,
     /// and an older one left out may say the whole query (a fact that does holds every term).
     pub(super) cut_among_best: bool,
+    /// The rare terms (their families) every fact holding which was kept: a source whose every
+    /// fact holds one of them can find nothing new (`plan::HoldsRare`).
+    pub(super) wholly_kept: Vec<String>,
 }
 
 /// The rowids of the `pool` facts holding the most weight of `plan`'s rare terms (the sum of the
@@ -314,10 +317,23 @@ pub(super) fn shortlist(plan: &Plan, pool: usize) -> Shortlist {
     let cut_among_best = rows.len() > pool && rows[pool].1 >= rows[0].1;
     let cut = rows.len() > pool;
     rows.truncate(pool);
+    let rows: Vec<i64> = rows.into_iter().map(|(row, _)| row).collect();
+    let kept: HashSet<i64> = if cut {
+        rows.iter().copied().collect()
+    } else {
+        HashSet::new()
+    };
+    let wholly_kept = plan
+        .terms
+        .iter()
+        .filter(|t| plan.rare(t) && (!cut || t.rows.iter().all(|r| kept.contains(r))))
+        .map(|t| t.key.clone())
+        .collect();
     Shortlist {
-        rows: rows.into_iter().map(|(row, _)| row).collect(),
+        rows,
         cut,
         cut_among_best,
+        wholly_kept,
     }
 }
 
@@ -416,7 +432,7 @@ mod tests {
     }
 
     #[test]
-    fn the_shortlist_says_whether_its_cut_fell_among_facts_holding_every_rare_term() {
+    fn the_shortlist_says_where_its_cut_fell_and_which_rare_terms_it_kept_every_fact_of() {
         let term = |word: &str, rows: Vec<i64>| Term {
             forms: vec![word.to_owned()],
             key: stem::key(word),
@@ -439,12 +455,20 @@ mod tests {
             "both words first, newest first"
         );
         assert!(short.cut && !short.cut_among_best, "{short:?}");
+        assert!(short.wholly_kept.is_empty(), "fact 50 holds `deadline`");
+        let short = shortlist(&plan, 6);
+        assert_eq!(short.wholly_kept, [stem::key("deadline")]);
         let short = shortlist(&plan, 2);
         assert_eq!(short.rows, [30, 20]);
         assert!(short.cut && short.cut_among_best, "{short:?}");
+        assert!(short.wholly_kept.is_empty());
         let short = shortlist(&plan, 100);
         assert!(!short.cut && !short.cut_among_best, "{short:?}");
         assert_eq!(short.rows.len(), 12);
+        assert_eq!(
+            short.wholly_kept,
+            [stem::key("zephyr"), stem::key("deadline")]
+        );
     }
 
     #[test]

@@ -96,11 +96,11 @@ pub(super) fn candidates(
         keep(source_matches(conn, phrase, wanted, scope, model)?);
     }
     let mut found_so_far = FoundSoFar {
-        shortlist_cut: short.cut,
+        wholly_kept: &short.wholly_kept,
         every_term_full: None,
     };
     for source in &plan.sources {
-        if !source.role.is_read(found_so_far) {
+        if !source.is_read(found_so_far) {
             continue;
         }
         let matched = source_matches(conn, &source.expression, wanted, scope, model)?;
@@ -636,6 +636,35 @@ mod tests {
             &newer,
             "the zephyr scheduler",
         );
+    }
+
+    #[test]
+    fn a_rare_word_beside_its_neighbour_is_read_while_another_rare_word_was_wholly_shortlisted() {
+        // `quokka` is in two facts, both shortlisted; `zephyr` in more than the shortlist keeps.
+        // The pairs hold either, so they are read: only they find the older fact.
+        let newer: Vec<(String, String)> = (0..(RANKED_POOL as usize + 50))
+            .map(|i| {
+                (
+                    format!("zephyr {i}"),
+                    format!("Zephyr build {i} ships its own scheduler"),
+                )
+            })
+            .chain((0..2).map(|i| (format!("zoo {i}"), format!("A quokka smiles {i}"))))
+            .collect();
+        let memory = Memory::new(Db::open_in_memory().unwrap(), Embedder::none());
+        let new = NewFact {
+            title: "kernel",
+            content: "A zephyr scheduler wakes tasks on time.",
+            tags: &[],
+        };
+        let target = memory.save_fact(&new, &WriteScope::default()).unwrap().id;
+        crate::memory::seed_facts(
+            &memory.db.conn(),
+            newer.iter().map(|(t, c)| (t.as_str(), c.as_str())),
+        )
+        .unwrap();
+        let found = ids_for(&memory, "the zephyr scheduler quokka");
+        assert!(found.contains(&target), "{found:?}");
     }
 
     #[test]
