@@ -568,13 +568,12 @@ mod tests {
         assert_eq!(found.first(), Some(&ids[1]), "{found:?}");
     }
 
-    /// Asserts that `query` finds the fact `title`, `content` first in a store that holds the
-    /// `newer` facts after it.
-    fn assert_found_first_before(
+    /// A store holding the fact `title`, `content` and the `newer` facts after it, and that
+    /// fact's id.
+    fn store_before(
         (title, content): (&str, &str),
         newer: &[(String, String)],
-        query: &str,
-    ) {
+    ) -> (Memory, String) {
         let memory = Memory::new(Db::open_in_memory().unwrap(), Embedder::none());
         let new = NewFact {
             title,
@@ -587,6 +586,13 @@ mod tests {
             newer.iter().map(|(t, c)| (t.as_str(), c.as_str())),
         )
         .unwrap();
+        (memory, target)
+    }
+
+    /// Asserts that `query` finds the fact `title`, `content` first in a store that holds the
+    /// `newer` facts after it.
+    fn assert_found_first_before(fact: (&str, &str), newer: &[(String, String)], query: &str) {
+        let (memory, target) = store_before(fact, newer);
         let found = ids_for(&memory, query);
         assert_eq!(found.first(), Some(&target), "{query:?}: {found:?}");
     }
@@ -651,18 +657,10 @@ mod tests {
             })
             .chain((0..2).map(|i| (format!("zoo {i}"), format!("A quokka smiles {i}"))))
             .collect();
-        let memory = Memory::new(Db::open_in_memory().unwrap(), Embedder::none());
-        let new = NewFact {
-            title: "kernel",
-            content: "A zephyr scheduler wakes tasks on time.",
-            tags: &[],
-        };
-        let target = memory.save_fact(&new, &WriteScope::default()).unwrap().id;
-        crate::memory::seed_facts(
-            &memory.db.conn(),
-            newer.iter().map(|(t, c)| (t.as_str(), c.as_str())),
-        )
-        .unwrap();
+        let (memory, target) = store_before(
+            ("kernel", "A zephyr scheduler wakes tasks on time."),
+            &newer,
+        );
         let found = ids_for(&memory, "the zephyr scheduler quokka");
         assert!(found.contains(&target), "{found:?}");
     }
