@@ -136,8 +136,8 @@ pub(super) fn candidates(
 
 /// The facts of the shortlist of the rare terms' rows that are in scope, in its order: the
 /// `pool` best, or when the scope filtered some of them out, the best `pool` of all those rows;
-/// and the shortlist, whose `cut` and `cut_among_best` say which facts holding rare terms it
-/// left out (`rank::Shortlist`).
+/// and the shortlist (`rank::Shortlist`: where its cut fell among the facts holding rare terms,
+/// and which rare terms it kept every fact of).
 fn shortlisted(
     conn: &Connection,
     plan: &Plan,
