@@ -46,7 +46,7 @@
 
 use std::collections::HashMap;
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 
 use super::super::MemoryError;
 use super::super::query::{self, is_stop_word};
@@ -283,7 +283,12 @@ pub(super) fn plan(
     plan.any = Some(query::match_any(&asked));
     plan.weigh_stop_words(|said| {
         counts
-            .counted(conn, &query::match_any(&forms(said)), STOP_WORD_SAMPLE)
+            .counted(
+                conn,
+                &query::match_any(&forms(said)),
+                STOP_WORD_SAMPLE,
+                Read::Count,
+            )
             .map(|c| c.facts(total))
     })?;
     Ok(Some(plan))
@@ -357,8 +362,8 @@ impl Plan {
 pub(in crate::memory) struct WordCounts {
     /// The file's state the answers were read in: its data version, this connection's changes.
     as_of: Option<(i64, u64)>,
-    /// Each read, by its limit and `MATCH` expression.
-    counted: HashMap<(i64, String), Counted>,
+    /// Each read, by its limit, what it read and its `MATCH` expression.
+    counted: HashMap<(i64, Read, String), Counted>,
     /// Each misspelt word's corrections.
     corrections: HashMap<String, Vec<typo::Fixed>>,
     /// About how many bytes the answers hold.
@@ -383,17 +388,18 @@ impl WordCounts {
     }
 
     /// [`Counted::read`], answered from what is kept when it was read before (lent, not copied:
-    /// a common term's rows are thousands of bytes no caller but a rare term's needs).
+    /// a rare term's rows are thousands of bytes).
     fn counted(
         &mut self,
         conn: &Connection,
         expression: &str,
         limit: i64,
+        read: Read,
     ) -> Result<&Counted, MemoryError> {
-        let key = (limit, expression.to_owned());
+        let key = (limit, read, expression.to_owned());
         if !self.counted.contains_key(&key) {
-            let counted = Counted::read(conn, expression, limit)?;
-            self.keep(expression.len() + counted.rows.as_ref().map_or(0, String::len));
+            let counted = Counted::read(conn, expression, limit, read)?;
+            self.keep(expression.len() + counted.rows.len() * size_of::<i64>());
             self.counted.insert(key.clone(), counted);
         }
         Ok(&self.counted[&key])
@@ -428,13 +434,25 @@ impl WordCounts {
     }
 }
 
+/// What a [`Counted`] read hands out besides how many facts it found and the oldest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Read {
+    /// The rows too, unless the limit stopped the read (a term's: a rare term's rows are its
+    /// candidates).
+    Rows,
+    /// Nothing more (a stop word's, or a correction's beside its neighbours: a phrase, whose
+    /// every row costs the index more than a word's, so it is walked once).
+    Count,
+}
+
 /// The newest facts holding a word, read up to a limit: how many, their rowids, and the oldest.
 #[derive(Debug)]
 struct Counted {
     /// How many were read (all of them when fewer than the limit).
     count: i64,
-    /// Their rowids, newest first, as SQLite lists them (`"9,7,3"`), when any.
-    rows: Option<String>,
+    /// Their rowids, newest first, when asked for ([`Read::Rows`]) and the limit did not stop
+    /// the read (else empty).
+    rows: Vec<i64>,
     /// The rowid of the oldest read.
     oldest: i64,
     /// Whether the limit stopped the read (more facts hold the word).
@@ -442,24 +460,63 @@ struct Counted {
 }
 
 impl Counted {
-    /// The newest facts (up to `limit`) matching `expression`, in one statement: the rowids leave
-    /// SQLite as one list, parsed only when wanted.
-    fn read(conn: &Connection, expression: &str, limit: i64) -> Result<Self, MemoryError> {
-        let (count, rows, last_key): (i64, Option<String>, Option<i64>) = conn
+    /// The newest facts (up to `limit`, at least 1) matching `expression`. For [`Read::Rows`],
+    /// the `limit`-th is looked up first: SQLite steps over the rows before it without handing
+    /// any out, at a third of the cost of reading them, and when there is one (a common word) it
+    /// is all a cut read needs (it is the oldest read); only when there is none are the rows read.
+    fn read(
+        conn: &Connection,
+        expression: &str,
+        limit: i64,
+        read: Read,
+    ) -> Result<Self, MemoryError> {
+        let limit = limit.max(1);
+        if read == Read::Count {
+            let (count, last_key): (i64, Option<i64>) = conn
+                .prepare_cached(
+                    "SELECT count(*), max(rowid) FROM (SELECT rowid FROM clawboo_facts_newest_fts
+                     WHERE clawboo_facts_newest_fts MATCH ?1 ORDER BY rowid LIMIT ?2)",
+                )?
+                .query_row(rusqlite::params![expression, limit], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })?;
+            return Ok(Self {
+                count,
+                rows: Vec::new(),
+                oldest: last_key.map_or(0, |k| -k),
+                cut: count >= limit,
+            });
+        }
+        let last_key: Option<i64> = conn
             .prepare_cached(
-                "SELECT count(*), group_concat(-rowid), max(rowid) FROM (SELECT rowid
-                 FROM clawboo_facts_newest_fts WHERE clawboo_facts_newest_fts MATCH ?1
-                 ORDER BY rowid LIMIT ?2)",
+                "SELECT rowid FROM clawboo_facts_newest_fts WHERE clawboo_facts_newest_fts MATCH ?1
+                 ORDER BY rowid LIMIT 1 OFFSET ?2",
             )?
-            .query_row(rusqlite::params![expression, limit], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-            })?;
+            .query_row(rusqlite::params![expression, limit - 1], |r| r.get(0))
+            .optional()?;
+        // The index's keys are the facts' rowids negated: its forward order is newest first.
+        if let Some(key) = last_key {
+            return Ok(Self {
+                count: limit,
+                rows: Vec::new(),
+                oldest: -key,
+                cut: true,
+            });
+        }
+        let rows: Vec<i64> = conn
+            .prepare_cached(
+                "SELECT -rowid FROM clawboo_facts_newest_fts WHERE clawboo_facts_newest_fts MATCH ?1
+                 ORDER BY rowid LIMIT ?2",
+            )?
+            .query_map(rusqlite::params![expression, limit], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        let count = rows.len() as i64;
         Ok(Self {
             count,
-            rows,
-            // The index's keys are the facts' rowids negated: its last key read is the oldest.
-            oldest: last_key.map_or(0, |k| -k),
+            oldest: rows.last().copied().unwrap_or(0),
+            // A commit between the two reads may have brought the word to the limit.
             cut: count >= limit,
+            rows,
         })
     }
 
@@ -488,13 +545,11 @@ impl Term {
         key: String,
         (total, common): (i64, i64),
     ) -> Result<Self, MemoryError> {
-        let counted = counts.counted(conn, &query::match_any(&forms), common + 1)?;
-        let rows = match &counted.rows {
-            // The index's forward order is newest first (its rowids are the facts' negated).
-            Some(list) if is_rare(counted.count, common) => {
-                list.split(',').filter_map(|r| r.parse().ok()).collect()
-            }
-            _ => Vec::new(),
+        let counted = counts.counted(conn, &query::match_any(&forms), common + 1, Read::Rows)?;
+        let rows = if is_rare(counted.count, common) {
+            counted.rows.clone()
+        } else {
+            Vec::new()
         };
         Ok(Self {
             forms,
@@ -534,7 +589,7 @@ fn best_said(
             0
         } else {
             counts
-                .counted(conn, &pairs.join(" OR "), NEIGHBOUR_SAMPLE)?
+                .counted(conn, &pairs.join(" OR "), NEIGHBOUR_SAMPLE, Read::Count)?
                 .count
         };
         if best.as_ref().is_none_or(|(b, _)| beside > *b) {
@@ -782,10 +837,41 @@ mod tests {
     }
 
     #[test]
+    fn a_read_counts_the_newest_facts_up_to_its_limit_and_lists_them_only_when_not_cut() {
+        let db = crate::db::Db::open_in_memory().unwrap();
+        let conn = db.conn();
+        // Facts 1 to 9; every third says `zephyr`: rowids 3, 6 and 9.
+        let contents: Vec<String> = (1..=9)
+            .map(|i| format!("note {i} {}", if i % 3 == 0 { "zephyr" } else { "other" }))
+            .collect();
+        crate::memory::seed_facts(&conn, contents.iter().map(|c| ("t", c.as_str()))).unwrap();
+        let rows = Counted::read(&conn, "\"zephyr\"", 10, Read::Rows).unwrap();
+        assert_eq!((rows.count, rows.cut, rows.oldest), (3, false, 3));
+        assert_eq!(rows.rows, [9, 6, 3], "newest first");
+        let cut = Counted::read(&conn, "\"zephyr\"", 2, Read::Rows).unwrap();
+        assert_eq!((cut.count, cut.cut, cut.oldest), (2, true, 6));
+        assert!(cut.rows.is_empty(), "a cut read lists no rows");
+        let exactly = Counted::read(&conn, "\"zephyr\"", 3, Read::Rows).unwrap();
+        assert_eq!((exactly.count, exactly.cut, exactly.oldest), (3, true, 3));
+        for limit in [2, 3, 10] {
+            let rows = Counted::read(&conn, "\"zephyr\"", limit, Read::Rows).unwrap();
+            let count = Counted::read(&conn, "\"zephyr\"", limit, Read::Count).unwrap();
+            assert_eq!(
+                (count.count, count.cut, count.oldest),
+                (rows.count, rows.cut, rows.oldest),
+                "limit {limit}"
+            );
+            assert!(count.rows.is_empty());
+        }
+        let none = Counted::read(&conn, "\"absent\"", 10, Read::Rows).unwrap();
+        assert_eq!((none.count, none.cut, none.oldest), (0, false, 0));
+    }
+
+    #[test]
     fn a_cut_count_is_estimated_from_how_densely_the_word_holds_the_newest_facts() {
         let counted = |count, oldest, cut| Counted {
             count,
-            rows: None,
+            rows: Vec::new(),
             oldest,
             cut,
         };
