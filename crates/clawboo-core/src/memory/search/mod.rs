@@ -4,10 +4,10 @@
 //! and how a vector or hybrid search degrades to full-text (saying why), the shapes every mode
 //! answers ([`SearchHit`], [`SearchOutcome`]) and the scope parameters every search binds. The
 //! work is beside it: for full-text, `plan` (what the query's words are worth and where candidates
-//! come from), `typo` (spelling correction from the index's vocabulary), `text` (reading the
-//! candidates), `rank` (the one formula that scores them) and `stem` (words as the index stems
-//! them); `vector` (the nearest facts by embedding) and `blend` (vector scores, and the hybrid
-//! blend of both).
+//! come from), `typo` (spelling correction from the index's vocabulary, which `lexicon` reads
+//! from the index's leaf pages), `text` (reading the candidates), `rank` (the one formula that
+//! scores them) and `stem` (words as the index stems them); `vector` (the nearest facts by
+//! embedding) and `blend` (vector scores, and the hybrid blend of both).
 //!
 //! Decisions that differ from the reference, on purpose:
 //! - the scope is applied inside every query, so in-scope hits are never crowded out by
@@ -24,6 +24,7 @@
 //! models.
 
 mod blend;
+mod lexicon;
 mod plan;
 mod rank;
 mod stem;

@@ -1,8 +1,8 @@
 //! Spelling correction of a query word that no fact holds, from the index's own vocabulary.
 //!
 //! Owns: [`corrections`]: for a word of [`MIN_LETTERS`] letters or more that matches nothing, the
-//! stems of the full-text index (`clawboo_facts_newest_vocab`, an `fts5vocab` table over
-//! `clawboo_facts_newest_fts`) that start as the word does are compared with it: those sharing
+//! stems of the full-text index of facts that start as the word does (listed by `lexicon`) are
+//! compared with it: those sharing
 //! its first three letters, or the first three letters it would have with one of its first four
 //! letters dropped or two of them swapped (`mmatches`, `fnuction`); when none of those is close,
 //! those sharing its first two. A stem is compared as it is spelt in a word: followed by each of
@@ -11,17 +11,19 @@
 //! the word (two for a word of [`TWO_EDITS_FROM`] letters or more: a letter added, dropped,
 //! changed or two swapped). Comparing spellings, not stems, keeps a short stem that the word
 //! merely starts with (`how` for `howeevr`) from passing as one edit away. The closest are
-//! offered, most facts first (a common word is the likelier meant); `plan` chooses among equally
-//! close ones by the query's neighbouring words.
+//! offered, most facts first (a common word is the likelier meant: counted by the `fts5vocab`
+//! table `clawboo_facts_newest_vocab`, for a close stem only, since counting walks its rows);
+//! `plan` chooses among equally close ones by the query's neighbouring words.
 //!
 //! Guarantees: runs only for a word the index does not hold, so a query without a typo never
 //! pays for it; reads at most [`MAX_SCANNED`] stems per prefix. Must never: correct a word into
 //! one that the index would stem differently (the correction is searched as a word, so only a
 //! stem that is its own stem is offered).
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 
 use super::super::MemoryError;
+use super::lexicon;
 use super::stem::stem;
 
 /// Shorter words are not corrected (too many words are one edit from them).
@@ -29,7 +31,7 @@ const MIN_LETTERS: usize = 4;
 /// Words this long may be two edits from their correction.
 const TWO_EDITS_FROM: usize = 8;
 /// At most this many stems of the vocabulary are read per prefix.
-const MAX_SCANNED: i64 = 5_000;
+const MAX_SCANNED: usize = 5_000;
 /// At most this many equally close corrections are offered.
 const MAX_CHOICES: usize = 4;
 /// The endings a stem is tried with, as a word spells them after it: what the stemmer strips.
@@ -53,40 +55,39 @@ pub(super) fn corrections(conn: &Connection, word: &str) -> Result<Vec<Fixed>, M
         return Ok(Vec::new());
     }
     let most = if word.len() >= TWO_EDITS_FROM { 2 } else { 1 };
-    let mut scan = conn.prepare_cached(
-        "SELECT term, doc FROM clawboo_facts_newest_vocab WHERE term >= ?1 AND term < ?2 LIMIT ?3",
-    )?;
+    let mut facts_of =
+        conn.prepare_cached("SELECT doc FROM clawboo_facts_newest_vocab WHERE term = ?1")?;
     for prefixes in [three_letter_starts(word), vec![word[..2].to_owned()]] {
         let mut best: Option<usize> = None;
         let mut closest: Vec<Fixed> = Vec::new();
         for prefix in &prefixes {
-            let mut after = prefix.as_bytes().to_vec();
-            // ASCII lower-case, so the last byte is below `z` + 1 and the range is a prefix range.
-            if let Some(last) = after.last_mut() {
-                *last += 1;
-            }
-            let after = String::from_utf8(after).unwrap_or_default();
-            let rows = scan.query_map(rusqlite::params![prefix, after, MAX_SCANNED], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
-            })?;
-            for row in rows {
-                let (term, facts) = row?;
+            for term in lexicon::words_starting(conn, prefix, MAX_SCANNED)? {
                 if term.len() < 3 {
                     continue;
                 }
                 let Some(distance) = closeness(word, &term, most) else {
                     continue;
                 };
-                if best.is_some_and(|b| distance > b) || stem(&term) != term {
+                if best.is_some_and(|b| distance > b)
+                    || stem(&term) != term
+                    || closest.iter().any(|c| c.word == term)
+                {
+                    continue;
+                }
+                // Counted only for a close word (walking its rows); a word whose every fact
+                // was deleted is none.
+                let facts: i64 = facts_of
+                    .query_row([&term], |r| r.get(0))
+                    .optional()?
+                    .unwrap_or(0);
+                if facts == 0 {
                     continue;
                 }
                 if best.is_none_or(|b| distance < b) {
                     best = Some(distance);
                     closest.clear();
                 }
-                if !closest.iter().any(|c| c.word == term) {
-                    closest.push(Fixed { word: term, facts });
-                }
+                closest.push(Fixed { word: term, facts });
             }
         }
         if !closest.is_empty() {
@@ -128,25 +129,27 @@ fn three_letter_starts(word: &str) -> Vec<String> {
 }
 
 /// How far the misspelt `word` is from the nearest spelling of `stem` (the stem followed by one
-/// of the [`ENDINGS`]), or `None` when above `most`.
+/// of the [`ENDINGS`]), or `None` when above `most`. (Called for every word of a prefix's range,
+/// so each spelling is built in one buffer.)
 fn closeness(word: &str, stem: &str, most: usize) -> Option<usize> {
-    let mut bases = vec![stem.to_owned()];
     // The stemmer spells a final `y` as `i` (`reli` of `relying`).
-    if let Some(head) = stem.strip_suffix('i') {
-        bases.push(format!("{head}y"));
-    }
+    let y_spelt = stem.strip_suffix('i').map(|head| format!("{head}y"));
+    let mut spelling = String::new();
     let mut closest: Option<usize> = None;
-    for base in &bases {
+    for base in std::iter::once(stem).chain(y_spelt.as_deref()) {
         for ending in ENDINGS {
             // A final `e` is dropped before an ending that starts with a vowel (`take`, `taking`).
             let base = match (base.strip_suffix('e'), ending.chars().next()) {
                 (Some(head), Some('a' | 'e' | 'i' | 'o' | 'u')) => head,
-                _ => base.as_str(),
+                _ => base,
             };
             if word.len().abs_diff(base.len() + ending.len()) > most {
                 continue;
             }
-            if let Some(d) = distance(word, &format!("{base}{ending}"), most) {
+            spelling.clear();
+            spelling.push_str(base);
+            spelling.push_str(ending);
+            if let Some(d) = distance(word, &spelling, most) {
                 closest = Some(closest.map_or(d, |c| c.min(d)));
             }
         }
@@ -162,10 +165,11 @@ fn distance(a: &str, b: &str, most: usize) -> Option<usize> {
         return None;
     }
     // Three rows of the classic table: two back (for swaps), one back, and this one.
-    let mut before: Vec<usize> = Vec::new();
+    let mut before: Vec<usize> = vec![0; b.len() + 1];
     let mut previous: Vec<usize> = (0..=b.len()).collect();
+    let mut row: Vec<usize> = vec![0; b.len() + 1];
     for i in 1..=a.len() {
-        let mut row = vec![i; b.len() + 1];
+        row[0] = i;
         for j in 1..=b.len() {
             let cost = usize::from(a[i - 1] != b[j - 1]);
             row[j] = (previous[j] + 1)
@@ -178,7 +182,9 @@ fn distance(a: &str, b: &str, most: usize) -> Option<usize> {
         if row.iter().min().is_some_and(|&m| m > most) {
             return None;
         }
-        before = std::mem::replace(&mut previous, row);
+        // The rows move back one: this one becomes the one back, that one two back.
+        std::mem::swap(&mut before, &mut previous);
+        std::mem::swap(&mut previous, &mut row);
     }
     let d = previous[b.len()];
     (d <= most).then_some(d)
@@ -214,6 +220,37 @@ mod tests {
         assert_eq!(closeness("howeevr", "how", 1), None);
         assert_eq!(closeness("compiel", "compact", 1), None);
         assert_eq!(closeness("howeevr", "howev", 1), Some(1));
+    }
+
+    #[test]
+    fn a_close_word_whose_facts_were_deleted_is_no_correction() {
+        use crate::memory::{Embedder, Memory, NewFact, WriteScope};
+        let memory = Memory::new(crate::db::Db::open_in_memory().unwrap(), Embedder::none());
+        let save = |content: &str| {
+            let new = NewFact {
+                title: "plants",
+                content,
+                tags: &[],
+            };
+            memory.save_fact(&new, &WriteScope::default()).unwrap().id
+        };
+        save("The gardener waters the roses");
+        let gone = save("A gardenia needs acid soil");
+        let conn = || memory.db().conn();
+        // `gardenna` is one edit from `gardenia`, two from `gardener`.
+        let words = |fixes: Vec<Fixed>| fixes.into_iter().map(|f| f.word).collect::<Vec<_>>();
+        assert_eq!(
+            words(corrections(&conn(), "gardenna").unwrap()),
+            ["gardenia"]
+        );
+        memory.delete(&gone).unwrap();
+        assert!(
+            lexicon::words_starting(&conn(), "gar", 100)
+                .unwrap()
+                .contains(&"gardenia".to_owned()),
+            "the index still names the deleted word (its delete is not merged yet)"
+        );
+        assert_eq!(words(corrections(&conn(), "gardenna").unwrap()), ["garden"]);
     }
 
     #[test]
