@@ -16,7 +16,7 @@
 //! `plan` chooses among equally close ones by the query's neighbouring words.
 //!
 //! Guarantees: runs only for a word the index does not hold, so a query without a typo never
-//! pays for it; reads at most [`MAX_SCANNED`] stems per prefix. Must never: correct a word into
+//! pays for it; compares at most [`MAX_SCANNED`] stems per prefix. Must never: correct a word into
 //! one that the index would stem differently (the correction is searched as a word, so only a
 //! stem that is its own stem is offered).
 
@@ -30,7 +30,7 @@ use super::stem::stem;
 const MIN_LETTERS: usize = 4;
 /// Words this long may be two edits from their correction.
 const TWO_EDITS_FROM: usize = 8;
-/// At most this many stems of the vocabulary are read per prefix.
+/// At most this many stems of the vocabulary are compared per prefix (the first, in byte order).
 const MAX_SCANNED: usize = 5_000;
 /// At most this many equally close corrections are offered.
 const MAX_CHOICES: usize = 4;
