@@ -5,7 +5,7 @@
 //! connection gets (WAL, foreign keys, `synchronous=NORMAL`, a long busy timeout, reads through a
 //! memory map of up to 2 GiB of the file, SQLite's own limit: a scan of the vector index then costs
 //! no system call per page, about half the time; query plans that never depend on a bound value,
-//! [`stable_plans`]), the versioned,
+//! [`stable_plans`]), a second connection that only reads ([`Db::second_reader`]), the versioned,
 //! idempotent schema bootstrap, [`immediate`], the one way to run a `BEGIN IMMEDIATE` transaction,
 //! the [`Clock`] every timestamp column is stamped from, [`watch`]: how a waiter learns that
 //! another connection committed ([`Db::changes`]), [`Keyset`], the paging cursor of newest-first
@@ -598,6 +598,25 @@ impl Db {
     /// The time of this database's clock, in ms since the epoch.
     pub(crate) fn now_ms(&self) -> i64 {
         self.clock.now_ms()
+    }
+
+    /// A second connection to this database's file that only reads (`PRAGMA query_only`), with
+    /// the pragmas a read needs (busy timeout, memory map, [`stable_plans`]); `None` for an
+    /// in-memory database, which no other connection can open. For work that reads beside the
+    /// [`Db::conn`] holder on another thread: it runs no schema step and never writes.
+    pub(crate) fn second_reader(&self) -> rusqlite::Result<Option<Connection>> {
+        // SQLite opens `:memory:` as a new private database, whatever the caller meant.
+        if self.path == Path::new(":memory:") {
+            return Ok(None);
+        }
+        let conn = Connection::open_with_flags(
+            &self.path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        stable_plans(&conn)?;
+        conn.execute_batch("PRAGMA query_only = ON; PRAGMA mmap_size = 2147418112;")?;
+        Ok(Some(conn))
     }
 
     /// Exclusive use of the connection. A poisoned lock (a panic in an earlier holder) is recovered:

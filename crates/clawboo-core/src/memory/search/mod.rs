@@ -2,12 +2,14 @@
 //!
 //! Owns: which mode runs (the one asked for, else hybrid with a provider and full-text without)
 //! and how a vector or hybrid search degrades to full-text (saying why), the shapes every mode
-//! answers ([`SearchHit`], [`SearchOutcome`]) and the scope parameters every search binds. The
-//! work is beside it: for full-text, `plan` (what the query's words are worth and where candidates
-//! come from), `typo` (spelling correction from the index's vocabulary, which `lexicon` reads
-//! from the index's leaf pages), `text` (reading the candidates), `rank` (the one formula that
-//! scores them) and `stem` (words as the index stems them); `vector` (the nearest facts by
-//! embedding) and `blend` (vector scores, and the hybrid blend of both).
+//! answers ([`SearchHit`], [`SearchOutcome`]) and the scope parameters every search binds, and the
+//! second connection a store's full-text searches read through ([`Kept`]). The work is beside it:
+//! for full-text, `plan` (what the query's words are worth and where candidates come from), `typo`
+//! (spelling correction from the index's vocabulary, which `lexicon` reads from the index's leaf
+//! pages), `reads` (which reads of candidates run, and on which of the two connections: a search's
+//! reads share two cores), `text` (reading the candidates), `rank` (the one formula that scores
+//! them) and `stem` (words as the index stems them); `vector` (the nearest facts by embedding) and
+//! `blend` (vector scores, and the hybrid blend of both).
 //!
 //! Decisions that differ from the reference, on purpose:
 //! - the scope is applied inside every query, so in-scope hits are never crowded out by
@@ -27,6 +29,7 @@ mod blend;
 mod lexicon;
 mod plan;
 mod rank;
+mod reads;
 mod stem;
 mod text;
 mod typo;
@@ -52,6 +55,19 @@ pub(in crate::memory) struct Kept {
     scan_copy: Mutex<ScanCopy>,
     /// What the full-text index said of the words asked so far (`plan::WordCounts`).
     word_counts: Mutex<WordCounts>,
+    /// The second connection full-text searches read through (`reads`), opened at the first.
+    second_reader: Mutex<SecondReader>,
+}
+
+/// A store's second reading connection (`Db::second_reader`).
+#[derive(Debug, Default)]
+enum SecondReader {
+    /// Not opened yet.
+    #[default]
+    Unopened,
+    Open(rusqlite::Connection),
+    /// The store has none (in memory), or it could not be opened: searches read on one connection.
+    Unavailable,
 }
 
 impl Kept {
@@ -61,6 +77,33 @@ impl Kept {
         self.word_counts
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The second reader of `db`'s searches, opened now if it never was (`None` inside: there is
+    /// none). Held for one search; a search that finds it held by another reads on one connection.
+    fn second_reader(&self, db: &Db) -> Option<MutexGuard<'_, SecondReader>> {
+        let mut second = self.second_reader.try_lock().ok()?;
+        if matches!(*second, SecondReader::Unopened) {
+            *second = match db.second_reader() {
+                Ok(Some(conn)) => SecondReader::Open(conn),
+                Ok(None) | Err(_) => SecondReader::Unavailable,
+            };
+        }
+        Some(second)
+    }
+}
+
+/// The connections of one full-text search: `first`, and the second reader in `second` if open.
+fn readers<'c>(
+    first: &'c rusqlite::Connection,
+    second: &'c mut Option<MutexGuard<'_, SecondReader>>,
+) -> text::Readers<'c> {
+    text::Readers {
+        first,
+        second: match second.as_deref_mut() {
+            Some(SecondReader::Open(conn)) => Some(conn),
+            _ => None,
+        },
     }
 }
 
@@ -132,8 +175,15 @@ pub(in crate::memory) fn run(
     });
     let full_text = |degraded: Option<String>| -> Result<SearchOutcome, MemoryError> {
         let conn = db.conn();
+        let mut second = kept.second_reader(db);
         Ok(SearchOutcome {
-            hits: text::hits(&conn, &mut kept.word_counts(), query, limit, scope)?,
+            hits: text::hits(
+                readers(&conn, &mut second),
+                &mut kept.word_counts(),
+                query,
+                limit,
+                scope,
+            )?,
             degraded,
         })
     };
@@ -174,8 +224,9 @@ pub(in crate::memory) fn run(
         scope,
     )?;
     if mode == SearchMode::Hybrid {
+        let mut second = kept.second_reader(db);
         let text = text::candidates(
-            &conn,
+            readers(&conn, &mut second),
             &mut kept.word_counts(),
             query,
             HYBRID_TEXT_POOL,

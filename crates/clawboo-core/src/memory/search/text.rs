@@ -20,8 +20,9 @@ use super::super::{
     Entry, FACT_COLUMNS, MemoryError, ReadScope, fact_columns, fact_from_row,
     latest_procedure_only, procedure_columns, procedure_from_row, scope_filter,
 };
-use super::plan::{FoundSoFar, Plan, Role, WordCounts, plan};
+use super::plan::{Plan, WordCounts, plan};
 use super::rank::{Families, Scorer, Shortlist, TITLE_WEIGHT, Words, shortlist};
+use super::reads::{Read, Schedule};
 use super::{Candidate, MatchedVia, SearchHit, as_params, named};
 
 /// How many rows a source read newest first yields, at least (more when more hits are asked for).
@@ -41,15 +42,24 @@ struct Matched {
     vector: Option<Vec<f32>>,
 }
 
+/// The connections a full-text search reads through: the store's, and a second on the same file
+/// when there is one, which takes some of the candidates' reads on another thread (`reads`).
+pub(super) struct Readers<'c> {
+    /// The store's connection: it plans, and takes the reads the second does not.
+    pub(super) first: &'c Connection,
+    /// A connection that only reads (`Db::second_reader`), lent for this search.
+    pub(super) second: Option<&'c mut Connection>,
+}
+
 /// The full-text hits for `query`, best first.
 pub(super) fn hits(
-    conn: &Connection,
+    readers: Readers<'_>,
     counts: &mut WordCounts,
     query: &str,
     limit: u32,
     scope: &ReadScope,
 ) -> Result<Vec<SearchHit>, MemoryError> {
-    Ok(candidates(conn, counts, query, limit, scope, None)?
+    Ok(candidates(readers, counts, query, limit, scope, None)?
         .into_iter()
         .map(|c| SearchHit {
             score: c.text.unwrap_or(0.0),
@@ -63,16 +73,30 @@ pub(super) fn hits(
 /// `(0, 1]`. With `model`, a fact's vector is kept when that model made it. What the index says of
 /// the query's words is read through `counts`.
 pub(super) fn candidates(
-    conn: &Connection,
+    readers: Readers<'_>,
     counts: &mut WordCounts,
     query: &str,
     cap: u32,
     scope: &ReadScope,
     model: Option<&str>,
 ) -> Result<Vec<Candidate>, MemoryError> {
-    let Some(plan) = plan(conn, counts, query)? else {
+    let Readers { first, second } = readers;
+    let Some(plan) = plan(first, counts, query)? else {
         return Ok(Vec::new());
     };
+    // How many rows each source other than the shortlist reads, at most.
+    let wanted = cap.max(POOL);
+    let pool = cap.max(RANKED_POOL) as usize;
+    let short = shortlist(&plan, pool);
+    let reads = Schedule::new(&plan, &short, wanted as usize).run(
+        first,
+        second,
+        |conn, read| match read {
+            Read::Shortlist => shortlisted(conn, &plan, &short, pool, scope, model),
+            Read::Phrase(expression) => source_matches(conn, expression, wanted, scope, model),
+            Read::Source(source) => source_matches(conn, &source.expression, wanted, scope, model),
+        },
+    )?;
     let mut seen = HashSet::new();
     let mut found: Vec<Matched> = Vec::new();
     let mut keep = |matched: Vec<Matched>| {
@@ -82,35 +106,9 @@ pub(super) fn candidates(
             }
         }
     };
-    // How many rows each source other than the shortlist reads, at most.
-    let wanted = cap.max(POOL);
-    let (short_facts, short) =
-        shortlisted(conn, &plan, cap.max(RANKED_POOL) as usize, scope, model)?;
-    keep(short_facts);
-    // More facts hold every rare term than were shortlisted, and the shortlist chose among them
-    // by age: those that say the whole query as it is said are read too. (When every fact holding
-    // every rare term was shortlisted, so was every fact saying the whole query.)
-    if short.cut_among_best
-        && let Some(phrase) = &plan.phrase
-    {
-        keep(source_matches(conn, phrase, wanted, scope, model)?);
-    }
-    let mut found_so_far = FoundSoFar {
-        wholly_kept: &short.wholly_kept,
-        every_term_full: None,
-    };
-    for source in &plan.sources {
-        if !source.is_read(found_so_far) {
-            continue;
-        }
-        let matched = source_matches(conn, &source.expression, wanted, scope, model)?;
-        if source.role == Role::EveryTerm {
-            found_so_far.every_term_full = Some(matched.len() >= wanted as usize);
-        }
-        keep(matched);
-    }
+    reads.into_iter().for_each(&mut keep);
     if let Some(any) = &plan.any {
-        keep(procedure_matches(conn, any, wanted, scope)?);
+        keep(procedure_matches(first, any, wanted, scope)?);
     }
     let mut families = Families::new(&plan);
     let words: Vec<Words> = found
@@ -134,18 +132,17 @@ pub(super) fn candidates(
         .collect())
 }
 
-/// The facts of the shortlist of the rare terms' rows that are in scope, in its order: the
-/// `pool` best, or when the scope filtered some of them out, the best `pool` of all those rows;
-/// and the shortlist (`rank::Shortlist`: where its cut fell among the facts holding rare terms,
-/// and which rare terms it kept every fact of).
+/// The facts of `short`, the shortlist of `plan`'s rare terms' rows, that are in scope, in its
+/// order: the `pool` best, or when the scope filtered some of them out, the best `pool` of all
+/// those rows.
 fn shortlisted(
     conn: &Connection,
     plan: &Plan,
+    short: &Shortlist,
     pool: usize,
     scope: &ReadScope,
     model: Option<&str>,
-) -> Result<(Vec<Matched>, Shortlist), MemoryError> {
-    let short = shortlist(plan, pool);
+) -> Result<Vec<Matched>, MemoryError> {
     let mut matched = facts_by_rowid(conn, &short.rows, scope, model)?;
     if matched.len() < short.rows.len() && short.cut {
         let all = shortlist(plan, usize::MAX).rows;
@@ -154,7 +151,7 @@ fn shortlisted(
         matched.sort_by_key(|m| position.get(&m.rowid).copied().unwrap_or(usize::MAX));
         matched.truncate(pool);
     }
-    Ok((matched, short))
+    Ok(matched)
 }
 
 /// The facts with `rowids` that are in scope, in any order.
@@ -787,5 +784,114 @@ mod tests {
         let third = save(&reader, "Every zephyr timer is checked on the tick");
         let found = ids_for(&reader, "zephyr");
         assert!(found.len() == 3 && found.contains(&third), "{found:?}");
+    }
+
+    /// Searches `memory` for `query` through its connection and `second`; the hits' ids and
+    /// scores, or the error.
+    fn read_with(
+        memory: &Memory,
+        second: Option<&mut Connection>,
+        query: &str,
+    ) -> Result<Vec<(String, f64)>, MemoryError> {
+        let conn = memory.db.conn();
+        let readers = Readers {
+            first: &conn,
+            second,
+        };
+        let hits = hits(
+            readers,
+            &mut WordCounts::default(),
+            query,
+            10,
+            &ReadScope::default(),
+        )?;
+        Ok(hits
+            .into_iter()
+            .map(|h| (h.entry.id().to_owned(), h.score))
+            .collect())
+    }
+
+    #[test]
+    fn two_readers_find_what_one_finds_and_the_second_really_reads() {
+        let dir = clawboo_tests::TempDir::new("two-readers");
+        let memory = Memory::new(Db::open(&dir.db_path()).unwrap(), Embedder::none());
+        // 1,500 facts of 8 words from 30: every word is common (in about 400 facts), so the
+        // every-term, all-but-one, pairs and phrase sources are read; `zephyr` is rare.
+        const WORDS: [&str; 30] = [
+            "lock", "file", "write", "read", "task", "queue", "timer", "clock", "sender",
+            "channel", "buffer", "socket", "thread", "worker", "index", "page", "cache", "disk",
+            "retry", "limit", "error", "panic", "future", "poll", "wake", "signal", "pipe",
+            "stream", "frame", "batch",
+        ];
+        let mut state = 7u64;
+        let mut next = || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            (state >> 33) as usize
+        };
+        let facts: Vec<(String, String)> = (0..1_500)
+            .map(|i| {
+                let mut words: Vec<&str> = (0..8).map(|_| WORDS[next() % WORDS.len()]).collect();
+                if i % 30 == 0 {
+                    words[next() % 8] = "zephyr";
+                }
+                (format!("note {}", i % 40), words.join(" the "))
+            })
+            .collect();
+        crate::memory::seed_facts(
+            &memory.db.conn(),
+            facts.iter().map(|(t, c)| (t.as_str(), c.as_str())),
+        )
+        .unwrap();
+        let queries: Vec<String> = (0..40)
+            .map(|i| {
+                let words: Vec<&str> = facts[i * 37].1.split(' ').collect();
+                let from = i % 6;
+                let mut query = words[from..from + 5 + i % 4].join(" ");
+                if i % 5 == 0 {
+                    query.push_str(" zephyr");
+                }
+                query
+            })
+            .collect();
+        let mut second = memory.db.second_reader().unwrap().unwrap();
+        for query in &queries {
+            let one = read_with(&memory, None, query).unwrap();
+            assert!(!one.is_empty(), "{query}");
+            // Which reader takes which read varies from run to run; the answer must not.
+            for _ in 0..3 {
+                assert_eq!(
+                    read_with(&memory, Some(&mut second), query).unwrap(),
+                    one,
+                    "{query}"
+                );
+            }
+        }
+        // A second reader on a file without the index: the reads it takes fail, so it took some.
+        let empty = clawboo_tests::TempDir::new("two-readers-empty");
+        let mut elsewhere = Connection::open(empty.db_path()).unwrap();
+        let failed = queries
+            .iter()
+            .filter(|q| read_with(&memory, Some(&mut elsewhere), q).is_err())
+            .count();
+        assert!(failed > 0);
+    }
+
+    #[test]
+    fn a_store_in_a_file_has_a_second_reader_that_cannot_write_and_one_in_memory_has_none() {
+        let dir = clawboo_tests::TempDir::new("second-reader");
+        let db = Db::open(&dir.db_path()).unwrap();
+        let second = db.second_reader().unwrap().unwrap();
+        let write = second.execute("INSERT INTO clawboo_schema_versions VALUES ('x', 1)", []);
+        let refused = write.unwrap_err().to_string();
+        assert!(refused.contains("readonly"), "{refused}");
+        assert!(
+            Db::open_in_memory()
+                .unwrap()
+                .second_reader()
+                .unwrap()
+                .is_none()
+        );
     }
 }
