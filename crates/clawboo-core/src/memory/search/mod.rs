@@ -3,13 +3,14 @@
 //! Owns: which mode runs (the one asked for, else hybrid with a provider and full-text without)
 //! and how a vector or hybrid search degrades to full-text (saying why), the shapes every mode
 //! answers ([`SearchHit`], [`SearchOutcome`]) and the scope parameters every search binds, and the
-//! second connection a store's full-text searches read through ([`Kept`]). The work is beside it:
-//! for full-text, `plan` (what the query's words are worth and where candidates come from), `typo`
-//! (spelling correction from the index's vocabulary, which `lexicon` reads from the index's leaf
-//! pages), `reads` (which reads of candidates run, and on which of the two connections: a search's
-//! reads share two cores), `text` (reading the candidates), `rank` (the one formula that scores
-//! them) and `stem` (words as the index stems them); `vector` (the nearest facts by embedding) and
-//! `blend` (vector scores, and the hybrid blend of both).
+//! second connection a store's full-text searches read through ([`Kept`]; at most
+//! [`MAX_SECOND_READERS`] open in a process). The work is beside it: for full-text, `plan` (what
+//! the query's words are worth and where candidates come from), `typo` (spelling correction from
+//! the index's vocabulary, which `lexicon` reads from the index's leaf pages), `reads` (which reads
+//! of candidates run, and on which of the two connections: a search's reads share two cores),
+//! `text` (reading the candidates), `rank` (the one formula that scores them) and `stem` (words as
+//! the index stems them); `vector` (the nearest facts by embedding) and `blend` (vector scores,
+//! and the hybrid blend of both).
 //!
 //! Decisions that differ from the reference, on purpose:
 //! - the scope is applied inside every query, so in-scope hits are never crowded out by
@@ -35,6 +36,7 @@ mod text;
 mod typo;
 mod vector;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use rusqlite::ToSql;
@@ -55,19 +57,68 @@ pub(in crate::memory) struct Kept {
     scan_copy: Mutex<ScanCopy>,
     /// What the full-text index said of the words asked so far (`plan::WordCounts`).
     word_counts: Mutex<WordCounts>,
-    /// The second connection full-text searches read through (`reads`), opened at the first.
+    /// The second connection full-text searches read through (`reads`), opened at the first
+    /// search that finds a slot free ([`MAX_SECOND_READERS`]).
     second_reader: Mutex<SecondReader>,
 }
 
 /// A store's second reading connection (`Db::second_reader`).
 #[derive(Debug, Default)]
 enum SecondReader {
-    /// Not opened yet.
+    /// Not opened yet, or every slot was taken when it was last asked for.
     #[default]
     Unopened,
-    Open(rusqlite::Connection),
+    Open {
+        conn: rusqlite::Connection,
+        /// Held while it is open.
+        _slot: Slot<'static>,
+    },
     /// The store has none (in memory), or it could not be opened: searches read on one connection.
     Unavailable,
+}
+
+/// How many second readers a process keeps open at once. A host opens a store per session (up
+/// to hundreds), and a second connection for each would double the files it holds open; past
+/// this many, a store's searches read on one connection until a slot is free.
+const MAX_SECOND_READERS: usize = 16;
+
+/// The process's slots for second readers.
+static SECOND_READERS: Slots = Slots::new(MAX_SECOND_READERS);
+
+/// A bounded count of things held open ([`Slot`]s).
+#[derive(Debug)]
+struct Slots {
+    taken: AtomicUsize,
+    most: usize,
+}
+
+/// One taken slot of [`Slots`], given back when dropped.
+#[derive(Debug)]
+struct Slot<'s>(&'s Slots);
+
+impl Slots {
+    const fn new(most: usize) -> Self {
+        Self {
+            taken: AtomicUsize::new(0),
+            most,
+        }
+    }
+
+    /// A slot, or `None` when all are taken.
+    fn take(&self) -> Option<Slot<'_>> {
+        self.taken
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |taken| {
+                (taken < self.most).then_some(taken + 1)
+            })
+            .ok()
+            .map(|_| Slot(self))
+    }
+}
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        self.0.taken.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 impl Kept {
@@ -79,13 +130,16 @@ impl Kept {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The second reader of `db`'s searches, opened now if it never was (`None` inside: there is
-    /// none). Held for one search; a search that finds it held by another reads on one connection.
+    /// The second reader of `db`'s searches, opened now if it never was and a slot is free
+    /// ([`MAX_SECOND_READERS`]; `None` inside: there is none). Held for one search; a search that
+    /// finds it held by another reads on one connection.
     fn second_reader(&self, db: &Db) -> Option<MutexGuard<'_, SecondReader>> {
         let mut second = self.second_reader.try_lock().ok()?;
-        if matches!(*second, SecondReader::Unopened) {
+        if matches!(*second, SecondReader::Unopened)
+            && let Some(slot) = SECOND_READERS.take()
+        {
             *second = match db.second_reader() {
-                Ok(Some(conn)) => SecondReader::Open(conn),
+                Ok(Some(conn)) => SecondReader::Open { conn, _slot: slot },
                 Ok(None) | Err(_) => SecondReader::Unavailable,
             };
         }
@@ -101,7 +155,7 @@ fn readers<'c>(
     text::Readers {
         first,
         second: match second.as_deref_mut() {
-            Some(SecondReader::Open(conn)) => Some(conn),
+            Some(SecondReader::Open { conn, .. }) => Some(conn),
             _ => None,
         },
     }
@@ -263,4 +317,19 @@ pub(in crate::memory) fn as_params<'p>(
     params: &'p [(&'static str, SqlValue)],
 ) -> Vec<(&'static str, &'p dyn ToSql)> {
     params.iter().map(|(k, v)| (*k, v as &dyn ToSql)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn second_readers_are_bounded_and_a_closed_one_frees_its_slot() {
+        let slots = Slots::new(2);
+        let (first, second) = (slots.take(), slots.take());
+        assert!(first.is_some() && second.is_some());
+        assert!(slots.take().is_none(), "a third past the bound");
+        drop(first);
+        assert!(slots.take().is_some(), "the slot given back is taken again");
+    }
 }
