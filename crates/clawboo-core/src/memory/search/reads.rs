@@ -7,8 +7,8 @@
 //! when there is one, a second connection on another thread, each taking the next read as it
 //! finishes one. A read that depends on the every-term source waits for it. Each read's rows land
 //! in its own place, so the answer is the same, row for row, whichever connection read what: one
-//! reader and two give the same hits. With two, a search's reads take about half the time on an
-//! idle second core; its CPU time is the same.
+//! reader and two give the same hits. With two, the reads share an idle second core: a search
+//! takes less time for a little more CPU (a thread started per search, two cores' caches).
 //!
 //! Must never: read the database itself (what a read is, in SQL, is the caller's function), or let
 //! a failing or panicking read leave the other reader waiting.
