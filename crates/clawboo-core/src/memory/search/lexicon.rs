@@ -1,7 +1,7 @@
 //! The words the full-text index of facts holds that start with a prefix, read from the index's
 //! own leaves.
 //!
-//! Owns: [`words_starting`]. An `fts5vocab` table lists a range of the index's words too, but it
+//! Owns: [`Lexicon::words_starting`]. An `fts5vocab` table lists a range of the index's words too, but it
 //! walks every row of every word in the range to count them, and a range holding a word like
 //! `the` walks tens of thousands of rows at 100,000 facts (ten times that at a million) only to
 //! name it. Here the words are read from the leaf pages that hold them: FTS5 keeps, for each
@@ -36,26 +36,44 @@ const KNOWN_VERSIONS: [i64; 2] = [4, 5];
 /// The byte before every word of the index's main part (prefix indexes use other bytes).
 const MAIN_INDEX: u8 = b'0';
 
-/// The words of the index of facts starting with `prefix`, distinct, in byte order, at most
-/// `at_most` (the first ones).
-pub(super) fn words_starting(
-    conn: &Connection,
-    prefix: &str,
-    at_most: usize,
-) -> Result<Vec<String>, MemoryError> {
-    let version: Option<i64> = conn
-        .prepare_cached("SELECT v FROM clawboo_facts_newest_fts_config WHERE k = 'version'")?
-        .query_row([], |r| r.get(0))
-        .optional()?;
-    if version.is_some_and(|v| KNOWN_VERSIONS.contains(&v))
-        && let Some(words) = from_leaves(conn, prefix, at_most)?
-    {
-        return Ok(words);
-    }
-    from_vocabulary(conn, prefix, at_most)
+/// The index of facts' words, asked by prefix ([`Lexicon::words_starting`]).
+pub(super) struct Lexicon<'c> {
+    conn: &'c Connection,
+    /// Whether the index's format is one whose leaves this module reads (read once, for every
+    /// prefix asked of it).
+    leaves_readable: bool,
 }
 
-/// [`words_starting`] from the leaves; `None` when a page does not decode.
+impl<'c> Lexicon<'c> {
+    /// The lexicon of the index of facts that `conn` reads.
+    pub(super) fn of(conn: &'c Connection) -> Result<Self, MemoryError> {
+        let version: Option<i64> = conn
+            .prepare_cached("SELECT v FROM clawboo_facts_newest_fts_config WHERE k = 'version'")?
+            .query_row([], |r| r.get(0))
+            .optional()?;
+        Ok(Self {
+            conn,
+            leaves_readable: version.is_some_and(|v| KNOWN_VERSIONS.contains(&v)),
+        })
+    }
+
+    /// The words of the index starting with `prefix`, distinct, in byte order, at most `at_most`
+    /// (the first ones).
+    pub(super) fn words_starting(
+        &self,
+        prefix: &str,
+        at_most: usize,
+    ) -> Result<Vec<String>, MemoryError> {
+        if self.leaves_readable
+            && let Some(words) = from_leaves(self.conn, prefix, at_most)?
+        {
+            return Ok(words);
+        }
+        from_vocabulary(self.conn, prefix, at_most)
+    }
+}
+
+/// [`Lexicon::words_starting`] from the leaves; `None` when a page does not decode.
 fn from_leaves(
     conn: &Connection,
     prefix: &str,
@@ -111,7 +129,7 @@ fn from_leaves(
     ))
 }
 
-/// [`words_starting`] from the `fts5vocab` table over the index.
+/// [`Lexicon::words_starting`] from the `fts5vocab` table over the index.
 fn from_vocabulary(
     conn: &Connection,
     prefix: &str,
@@ -262,7 +280,7 @@ mod tests {
             let read = from_leaves(&conn, prefix, usize::MAX).unwrap();
             assert_eq!(read, Some(vocabulary(&conn, prefix)), "{prefix:?}");
         }
-        let first = words_starting(&conn, "th", 5).unwrap();
+        let first = Lexicon::of(&conn).unwrap().words_starting("th", 5).unwrap();
         assert_eq!(first, vocabulary(&conn, "th")[..5]);
         assert!(vocabulary(&conn, "the").len() > 40);
     }

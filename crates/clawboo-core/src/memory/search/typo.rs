@@ -22,7 +22,7 @@
 use rusqlite::{Connection, OptionalExtension};
 
 use super::super::MemoryError;
-use super::lexicon;
+use super::lexicon::Lexicon;
 use super::stem::stem;
 
 /// Shorter words are not corrected (too many words are one edit from them).
@@ -56,11 +56,12 @@ pub(super) fn corrections(conn: &Connection, word: &str) -> Result<Vec<Fixed>, M
     let most = if word.len() >= TWO_EDITS_FROM { 2 } else { 1 };
     let mut facts_of =
         conn.prepare_cached("SELECT doc FROM clawboo_facts_newest_vocab WHERE term = ?1")?;
+    let lexicon = Lexicon::of(conn)?;
     for prefixes in [three_letter_starts(word), vec![word[..2].to_owned()]] {
         let mut best: Option<usize> = None;
         let mut closest: Vec<Fixed> = Vec::new();
         for prefix in &prefixes {
-            for term in lexicon::words_starting(conn, prefix, MAX_SCANNED)? {
+            for term in lexicon.words_starting(prefix, MAX_SCANNED)? {
                 if term.len() < 3 {
                     continue;
                 }
@@ -244,7 +245,9 @@ mod tests {
         );
         memory.delete(&gone).unwrap();
         assert!(
-            lexicon::words_starting(&conn(), "gar", 100)
+            Lexicon::of(&conn())
+                .unwrap()
+                .words_starting("gar", 100)
                 .unwrap()
                 .contains(&"gardenia".to_owned()),
             "the index still names the deleted word (its delete is not merged yet)"
