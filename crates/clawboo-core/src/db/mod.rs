@@ -375,20 +375,26 @@ impl Drop for OpenTransaction<'_> {
     }
 }
 
-/// Applies the connection pragmas. `journal_mode=WAL` needs a lock on a brand-new file, so the whole
-/// setup is retried while another opener holds it.
+/// Applies the connection pragmas: [`read_settings`], then the writer's. `journal_mode=WAL` needs
+/// a lock on a brand-new file, so that setup is retried while another opener holds it.
 fn configure(conn: &Connection) -> rusqlite::Result<()> {
-    conn.busy_timeout(BUSY_TIMEOUT)?;
-    stable_plans(conn)?;
+    read_settings(conn)?;
     retry_busy(|| {
         conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))?;
         conn.execute_batch(
             "PRAGMA foreign_keys = ON;
              PRAGMA synchronous = NORMAL;
-             PRAGMA wal_autocheckpoint = 1000;
-             PRAGMA mmap_size = 2147418112;",
+             PRAGMA wal_autocheckpoint = 1000;",
         )
     })
+}
+
+/// What every connection's reads need, a [`Db::second_reader`]'s too: the busy timeout, reads
+/// through a memory map of up to 2 GiB of the file, and [`stable_plans`].
+fn read_settings(conn: &Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    stable_plans(conn)?;
+    conn.execute_batch("PRAGMA mmap_size = 2147418112;")
 }
 
 /// Turns on SQLite's query planner stability guarantee: a statement's plan never depends on the
@@ -601,9 +607,9 @@ impl Db {
     }
 
     /// A second connection to this database's file that only reads (`PRAGMA query_only`), with
-    /// the pragmas a read needs (busy timeout, memory map, [`stable_plans`]); `None` for an
-    /// in-memory database, which no other connection can open. For work that reads beside the
-    /// [`Db::conn`] holder on another thread: it runs no schema step and never writes.
+    /// the pragmas a read needs ([`read_settings`]); `None` for an in-memory database, which no
+    /// other connection can open. For work that reads beside the [`Db::conn`] holder on another
+    /// thread: it runs no schema step and never writes.
     pub(crate) fn second_reader(&self) -> rusqlite::Result<Option<Connection>> {
         // SQLite opens `:memory:` as a new private database, whatever the caller meant.
         if self.path == Path::new(":memory:") {
@@ -613,9 +619,8 @@ impl Db {
             &self.path,
             rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )?;
-        conn.busy_timeout(BUSY_TIMEOUT)?;
-        stable_plans(&conn)?;
-        conn.execute_batch("PRAGMA query_only = ON; PRAGMA mmap_size = 2147418112;")?;
+        read_settings(&conn)?;
+        conn.execute_batch("PRAGMA query_only = ON;")?;
         Ok(Some(conn))
     }
 
