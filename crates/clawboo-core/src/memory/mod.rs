@@ -21,10 +21,11 @@
 //! which we keep (the reference reads it, and a file must serve both implementations) but never
 //! query, and our own `clawboo_facts_newest_fts` / `clawboo_procedures_fts` with the `porter
 //! unicode61` tokenizer (Unicode folding, diacritics removed, English stems, so `payment` finds
-//! `payments`), with `clawboo_facts_newest_vocab` (`fts5vocab`) counting the facts of a stem
-//! that spelling correction offers (the stems compared are read from the index's leaf pages,
-//! `search::lexicon`). Our facts index keys each fact by its rowid negated (schema step 3), so its forward
-//! order, the one FTS5 reads fast, is newest first. How search ranks is in `search`'s module docs.
+//! `payments`), with `clawboo_facts_newest_vocab` (`fts5vocab`) counting the facts of a stem that
+//! spelling correction offers (the stems compared are read from the index's leaf pages,
+//! `search::lexicon`). Our facts index keys each fact by its rowid negated (schema step 3), so its
+//! forward order, the one FTS5 reads fast, is newest first. How search ranks is in `search`'s
+//! module docs.
 //!
 //! Deletion is the operator's alone: the console's Memory Browser (seed 004: "delete stale or
 //! incorrect facts") removes one fact or procedure version at a time through [`Memory::delete`]

@@ -3,16 +3,16 @@
 //! Owns: [`corrections`]: for a word of [`MIN_LETTERS`] letters or more that matches nothing, the
 //! stems of the full-text index of facts that start as the word does (listed by `lexicon`) are
 //! compared with it: those sharing its first three letters, or the first three letters it would
-//! have with one of its first four letters dropped or two of them swapped (`mmatches`,
-//! `fnuction`); when none of those is close, those sharing its first two. A stem is compared as it is spelt in a word: followed by each of
-//! the [`ENDINGS`] the stemmer strips (`featur` + `e`, `order` + `ing`; a final `e` dropped before a
-//! vowel, a final `i` spelt `y`), and it is close when one of those spellings is one edit from
-//! the word (two for a word of [`TWO_EDITS_FROM`] letters or more: a letter added, dropped,
-//! changed or two swapped). Comparing spellings, not stems, keeps a short stem that the word
-//! merely starts with (`how` for `howeevr`) from passing as one edit away. The closest are
-//! offered, most facts first (a common word is the likelier meant: counted by the `fts5vocab`
-//! table `clawboo_facts_newest_vocab`, for a close stem only, since counting walks its rows);
-//! `plan` chooses among equally close ones by the query's neighbouring words.
+//! have with one of its first four letters dropped or two of them swapped (`mmatches`, `fnuction`);
+//! when none of those is close, those sharing its first two. A stem is compared as it is spelt in a
+//! word: followed by each of the [`ENDINGS`] the stemmer strips (`featur` + `e`, `order` + `ing`; a
+//! final `e` dropped before a vowel, a final `i` spelt `y`), and it is close when one of those
+//! spellings is one edit from the word (two for a word of [`TWO_EDITS_FROM`] letters or more: a
+//! letter added, dropped, changed or two swapped). Comparing spellings, not stems, keeps a short
+//! stem that the word merely starts with (`how` for `howeevr`) from passing as one edit away. The
+//! closest are offered, most facts first (a common word is the likelier meant: counted by the
+//! `fts5vocab` table `clawboo_facts_newest_vocab`, for a close stem only, since counting walks its
+//! rows); `plan` chooses among equally close ones by the query's neighbouring words.
 //!
 //! Guarantees: runs only for a word the index does not hold, so a query without a typo never
 //! pays for it; compares at most [`MAX_SCANNED`] stems per prefix. Must never: correct a word into
