@@ -78,11 +78,12 @@ const VERBS: [Verb; 7] = [
     },
     Verb {
         name: "bench-tune",
-        synopsis: "[--million] [--store DIR] [--misses KIND]",
+        synopsis: "[--million] [--store DIR] [--misses KIND] [--exhaustive]",
         about: "the tuning loop of full-text search: the tuning corpus's queries asked in process\n\
                 (release build), p50/p95 and recall@10 per kind at 100k facts (--million: and 1M);\n\
                 stores kept in DIR (default target/bench-tune) for the next run; --misses KIND prints\n\
-                each query of that kind whose fact was not in the top 10; never the held-out corpus",
+                each query of that kind whose fact was not in the top 10; --exhaustive adds the recall
+                of BM25 over every fact holding any query word; never the held-out corpus",
         run: bench_tune_verb,
     },
     Verb {
@@ -145,20 +146,22 @@ fn bench_vectors_verb(mut args: Args) -> anyhow::Result<()> {
     bench::vectors_only(quick, store)
 }
 
-/// `bench-tune [--million] [--store DIR] [--misses KIND]`.
+/// `bench-tune [--million] [--store DIR] [--misses KIND] [--exhaustive]`.
 fn bench_tune_verb(mut args: Args) -> anyhow::Result<()> {
     let mut million = false;
     let mut store = None;
     let mut misses = None;
+    let mut exhaustive = false;
     while let Some(word) = args.next_word()? {
         match &word {
             Word::Flag(flag) if flag == "--million" => million = true,
             Word::Flag(flag) if flag == "--store" => store = Some(args.value()?.into()),
             Word::Flag(flag) if flag == "--misses" => misses = Some(args.value()?),
+            Word::Flag(flag) if flag == "--exhaustive" => exhaustive = true,
             _ => return Err(word.unexpected().into()),
         }
     }
-    bench::tune::run(million, store, misses)
+    bench::tune::run(million, store, misses, exhaustive)
 }
 
 /// xtask's `--help`: every verb.

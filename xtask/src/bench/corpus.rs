@@ -19,7 +19,14 @@
 //! - `paraphrase`: 5 consecutive words holding three content words or more, two of which are said
 //!   with other words: each replaced by a word of the corpus at least as common (and seen five
 //!   times or more) that the fact does not hold, as a synonym is, to full-text search, another
-//!   word. The fact then holds only some of the query's words.
+//!   word. The fact then holds only some of the query's words;
+//! - `synonym`: 5 to 8 consecutive words with one or two of their content words said with a word of the same
+//!   meaning from a short list of everyday technical English ([`SYNONYMS`]) that the fact does not
+//!   hold (the corpus may not either), the other content words put in another form half the
+//!   time: a
+//!   paraphrase as a person makes it, where the word said instead is a word of the same topic.
+//!   The `paraphrase` kind's stand-ins are drawn from the whole vocabulary, which a person never
+//!   does; this kind was added to tune on (it is made after the others, so they are unchanged).
 //!
 //! Guarantees: offline, deterministic for a given machine (files are read in sorted order), and
 //! bounded (reading stops once enough distinct sentences are found). Must never: fetch anything.
@@ -100,7 +107,14 @@ pub fn build(facts: usize, queries: usize, probes: usize) -> anyhow::Result<Corp
         })
         .collect();
     let maker = ProbeMaker::new(&all);
-    for kind in ["words", "forms", "typo", "question", "paraphrase"] {
+    for kind in [
+        "words",
+        "forms",
+        "typo",
+        "question",
+        "paraphrase",
+        "synonym",
+    ] {
         let mut made = 0;
         // Bounded: a fact that cannot make this kind is skipped, at most 20 tries a probe.
         for _ in 0..probes * 20 {
@@ -149,6 +163,89 @@ const QUESTIONS: &[&str] = &[
     "can I {}",
 ];
 
+/// Groups of words that say the same thing in technical English, for the `synonym` probes: a word
+/// of a group is said with another of its group. Words of one family (`delete`, `deleted`) are
+/// matched by their group's base form with the suffixes of [`SUFFIXES`].
+const SYNONYMS: &[&[&str]] = &[
+    &["create", "make", "build", "generate", "produce"],
+    &["delete", "remove", "erase", "drop", "discard"],
+    &["error", "failure", "fault", "problem"],
+    &["function", "routine", "procedure", "method"],
+    &["return", "give", "yield", "produce"],
+    &["start", "begin", "launch", "initiate"],
+    &["stop", "halt", "terminate", "end", "finish"],
+    &["execute", "run", "perform"],
+    &["change", "modify", "alter", "update", "adjust"],
+    &["show", "display", "print", "present"],
+    &["get", "fetch", "retrieve", "obtain", "acquire"],
+    &["need", "require", "want"],
+    &["allow", "permit", "enable", "let"],
+    &["check", "verify", "validate", "ensure", "confirm"],
+    &["fast", "quick", "rapid", "speedy"],
+    &["slow", "sluggish", "expensive", "costly"],
+    &["big", "large", "huge", "great"],
+    &["small", "little", "tiny", "short"],
+    &["type", "kind", "sort", "variety"],
+    &["option", "setting", "flag", "choice"],
+    &["argument", "parameter", "input"],
+    &["field", "member", "attribute", "property"],
+    &["read", "load", "parse"],
+    &["write", "save", "store", "persist"],
+    &["send", "transmit", "emit", "dispatch"],
+    &["receive", "accept", "get"],
+    &["find", "locate", "search", "discover"],
+    &["call", "invoke"],
+    &["path", "route", "location"],
+    &["program", "application", "binary", "executable"],
+    &["library", "crate", "package", "module"],
+    &["feature", "capability", "functionality"],
+    &["bug", "defect", "issue", "flaw"],
+    &["fix", "repair", "correct", "resolve"],
+    &["add", "append", "insert", "include"],
+    &["copy", "clone", "duplicate"],
+    &["convert", "transform", "translate", "turn"],
+    &["contain", "hold", "include", "have"],
+    &["ignore", "skip", "omit", "disregard"],
+    &["keep", "retain", "preserve", "maintain"],
+    &["default", "standard", "usual", "normal"],
+    &["support", "handle", "manage"],
+    &["data", "information", "content"],
+    &["item", "element", "entry", "member"],
+    &["number", "count", "amount", "quantity"],
+    &["size", "length", "extent"],
+    &["object", "instance", "value"],
+    &["simple", "easy", "plain", "basic"],
+    &["complex", "complicated", "intricate"],
+    &["correct", "right", "valid", "proper"],
+    &["wrong", "incorrect", "invalid", "bad"],
+    &["new", "fresh", "recent"],
+    &["old", "previous", "earlier", "former"],
+    &["first", "initial", "earliest"],
+    &["last", "final", "latest"],
+    &["whole", "entire", "complete", "full"],
+    &["part", "portion", "piece", "section"],
+    &["use", "utilize", "employ", "apply"],
+    &["describe", "explain", "document"],
+    &["provide", "supply", "offer", "expose"],
+    &["specify", "declare", "define", "state"],
+    &["happen", "occur"],
+    &["possible", "feasible"],
+    &["common", "frequent", "usual"],
+    &["rare", "unusual", "uncommon"],
+    &["wait", "block", "pause"],
+    &["safe", "secure", "sound"],
+    &["example", "sample", "instance", "illustration"],
+    &["user", "caller", "client"],
+    &["result", "outcome", "output"],
+    &["message", "notice", "note"],
+    &["connection", "link", "socket"],
+    &["directory", "folder"],
+    &["improve", "enhance", "optimize", "better"],
+    &["depend", "rely"],
+    &["compare", "match", "contrast"],
+    &["limit", "bound", "cap", "restrict"],
+];
+
 /// How often a word must occur in the corpus to stand in for another in a paraphrase.
 const STAND_IN_AT_LEAST: usize = 5;
 
@@ -194,6 +291,7 @@ impl ProbeMaker {
     fn make(&self, kind: &str, content: &str, rng: &mut Rng) -> Option<String> {
         let words = words_of(content);
         match kind {
+            "synonym" => self.said_otherwise(&words, rng),
             "question" => {
                 let picked: Vec<&str> = words
                     .iter()
@@ -271,6 +369,87 @@ impl ProbeMaker {
                 }
             }
         }
+    }
+
+    /// 5 to 8 consecutive words of a fact's `words` with one or two of their content words said
+    /// with a synonym ([`SYNONYMS`]) that the fact does not hold (in the word's form when the
+    /// corpus holds it), and each other content word in another form half the time; `None` when
+    /// too few have one.
+    fn said_otherwise(&self, words: &[&str], rng: &mut Rng) -> Option<String> {
+        let len = (5 + rng.below(4)).min(words.len());
+        let start = rng.below(words.len() - len + 1);
+        let mut window: Vec<String> = words[start..start + len]
+            .iter()
+            .map(|w| (*w).to_owned())
+            .collect();
+        let said_otherwise = 1 + rng.below(2);
+        let held: HashSet<String> = words.iter().map(|w| w.to_lowercase()).collect();
+        let mut replaceable: Vec<(usize, Vec<String>)> = Vec::new();
+        for (i, word) in window.iter().enumerate() {
+            let lower = word.to_lowercase();
+            if !is_content_word(&lower) {
+                continue;
+            }
+            let others = self.synonyms_of(&lower);
+            let others: Vec<String> = others.into_iter().filter(|s| !held.contains(s)).collect();
+            if !others.is_empty() {
+                replaceable.push((i, others));
+            }
+        }
+        if replaceable.len() < said_otherwise {
+            return None;
+        }
+        rng.shuffle(&mut replaceable);
+        replaceable.truncate(said_otherwise);
+        let replaced: Vec<usize> = replaceable.iter().map(|(i, _)| *i).collect();
+        for (i, others) in &replaceable {
+            window[*i] = rng.pick(others).clone();
+        }
+        for (i, word) in window.iter_mut().enumerate() {
+            let lower = word.to_lowercase();
+            if replaced.contains(&i) || !is_content_word(&lower) || rng.below(2) == 0 {
+                continue;
+            }
+            let forms = self.other_forms(&lower);
+            if !forms.is_empty() {
+                *word = rng.pick(&forms).clone();
+            }
+        }
+        Some(window.join(" "))
+    }
+
+    /// The words of `word`'s synonym groups in `word`'s form: `deleted` gives `removed`,
+    /// `erased`… (a group's word and the same suffix) when the corpus holds that form, and a
+    /// group's word as it is, held or not, for a word in its base form.
+    fn synonyms_of(&self, word: &str) -> Vec<String> {
+        let mut found: Vec<String> = Vec::new();
+        for group in SYNONYMS {
+            for base in group.iter() {
+                let suffix = if word == *base {
+                    Some("")
+                } else {
+                    SUFFIXES.iter().copied().find(|suffix| {
+                        word.strip_suffix(suffix)
+                            .is_some_and(|stem| stem == *base || format!("{stem}e") == *base)
+                    })
+                };
+                let Some(suffix) = suffix else { continue };
+                for other in group.iter().filter(|o| *o != base) {
+                    let said = if suffix.is_empty() {
+                        (*other).to_owned()
+                    } else {
+                        format!("{}{suffix}", other.strip_suffix('e').unwrap_or(other))
+                    };
+                    // A word the corpus never uses is said too (people do), in its base form.
+                    let sayable = self.known(&said) || suffix.is_empty();
+                    if said != word && sayable && !found.contains(&said) {
+                        found.push(said);
+                    }
+                }
+            }
+        }
+        found.sort();
+        found
     }
 
     /// Other forms of `word` (lower-case) that the corpus holds at least twice, sorted.

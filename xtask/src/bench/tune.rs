@@ -9,6 +9,9 @@
 //! same at eight places), so a change to the ranking is measured in seconds, not the minutes
 //! seeding takes.
 //!
+//! With `--exhaustive`, it also prints the recall of a ranking that reads every candidate (BM25
+//! over any word of the query, as the reference ranks), to tell what the bounded reads give up.
+//!
 //! Must never: build or read the held-out corpus (it stays out of the tuning loop; `bench
 //! --memory` reports it), or assert on a time. In-process figures leave out the stdio round trip
 //! the bench rows include.
@@ -32,7 +35,12 @@ const FACTS: usize = 100_000;
 const QUERIES: usize = 300;
 
 /// Runs the loop (see the module docs); in a debug build, runs itself again in a release build.
-pub fn run(million: bool, store: Option<PathBuf>, misses: Option<String>) -> anyhow::Result<()> {
+pub fn run(
+    million: bool,
+    store: Option<PathBuf>,
+    misses: Option<String>,
+    exhaustive: bool,
+) -> anyhow::Result<()> {
     if cfg!(debug_assertions) {
         let mut cmd = cargo_command();
         cmd.args(["run", "--release", "--quiet", "--package", "xtask", "--"]);
@@ -45,6 +53,9 @@ pub fn run(million: bool, store: Option<PathBuf>, misses: Option<String>) -> any
         }
         if let Some(kind) = &misses {
             cmd.args(["--misses", kind]);
+        }
+        if exhaustive {
+            cmd.arg("--exhaustive");
         }
         let status = cmd.status().context("run the release xtask")?;
         if !status.success() {
@@ -62,11 +73,18 @@ pub fn run(million: bool, store: Option<PathBuf>, misses: Option<String>) -> any
         &tuning.facts,
         &tuning.queries,
         misses,
+        exhaustive,
     )?;
     if million {
         let facts = spliced_million(&tuning);
         let queries = million_queries(&tuning);
-        measure(&dir.join("tuning-1m.db"), &facts, &queries, misses)?;
+        measure(
+            &dir.join("tuning-1m.db"),
+            &facts,
+            &queries,
+            misses,
+            exhaustive,
+        )?;
     }
     Ok(())
 }
@@ -80,9 +98,13 @@ fn measure(
     facts: &[(String, String)],
     queries: &[Query],
     misses: Option<&str>,
+    exhaustive: bool,
 ) -> anyhow::Result<()> {
     keep_store(path, facts)?;
     ask_all(path, "as written", facts, queries, misses)?;
+    if exhaustive {
+        exhaustive_recall(path, queries)?;
+    }
     // The same store after the upkeep the host runs hourly: every full-text index one segment.
     let merged = path.with_extension("merged.db");
     if !holds(&merged, facts).unwrap_or(false) {
@@ -95,6 +117,59 @@ fn measure(
     }
     memory::merge_text_indexes(&Db::open(&merged)?.conn())?;
     ask_all(&merged, "index merged by upkeep", facts, queries, misses)
+}
+
+/// Prints recall@10 per kind of query of a ranking that reads every candidate: every fact
+/// holding any word of the query, ranked by FTS5's BM25, in the reference's unstemmed index (the
+/// reference's own method) and in our stemmed one. What our bounded reads give up is the
+/// difference between the second and our recall.
+fn exhaustive_recall(path: &Path, queries: &[Query]) -> anyhow::Result<()> {
+    let db = Db::open(path)?;
+    let conn = db.conn();
+    let indexes = [
+        (
+            "the reference's index",
+            "SELECT fact_id FROM memory_facts_fts WHERE memory_facts_fts MATCH ?1 \
+             ORDER BY bm25(memory_facts_fts) LIMIT 10",
+        ),
+        (
+            "our stemmed index",
+            "SELECT f.id FROM clawboo_facts_newest_fts AS x JOIN memory_facts AS f \
+             ON f.rowid = -x.rowid WHERE clawboo_facts_newest_fts MATCH ?1 \
+             ORDER BY bm25(clawboo_facts_newest_fts) LIMIT 10",
+        ),
+    ];
+    let ids = fact_ids(path)?;
+    for (index, sql) in indexes {
+        let mut statement = conn.prepare(sql)?;
+        let mut found: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+        for query in queries {
+            let Some(target) = query.target else { continue };
+            let words: Vec<String> = query
+                .text
+                .split(|c: char| !c.is_alphanumeric())
+                .filter(|w| !w.is_empty())
+                .map(|w| format!("\"{w}\""))
+                .collect();
+            let hit = !words.is_empty() && {
+                let top: Vec<String> = statement
+                    .query_map([words.join(" OR ")], |r| r.get(0))?
+                    .collect::<Result<_, _>>()?;
+                top.contains(&ids[target])
+            };
+            let counts = found.entry(query.kind).or_insert((0, 0));
+            counts.0 += usize::from(hit);
+            counts.1 += 1;
+        }
+        println!("  every candidate read, BM25 of any word, {index}:");
+        for (kind, (hit, asked)) in found {
+            println!(
+                "    {kind:<10} recall@10 {:.3}",
+                hit as f64 / asked.max(1) as f64
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Seeds `path` with `facts` unless it already holds them.
