@@ -24,10 +24,7 @@
 //!    holding a rare term whose every fact the shortlist kept is not read at all). Under the same
 //!    condition, the facts holding a common term next to a word it has beside it in the query:
 //!    a paraphrase or a question keeps some of its fact's words in their order (`"at runtime"`
-//!    of `format arguments at runtime`) when it changes the others; and the facts saying three
-//!    consecutive words of the query holding a common term (fewer facts say three words than two,
-//!    so the newest of them are more often the fact paraphrased), except a run holding every
-//!    present term, which the every-term source read;
+//!    of `format arguments at runtime`) when it changes the others;
 //! 4. the whole query as a phrase (stop words included; two words to [`MAX_PHRASE_WORDS`]),
 //!    newest first: when no term is rare and more facts hold every present term than a source
 //!    reads (a fact saying the whole query holds every term, so when the every-term source read
@@ -707,28 +704,6 @@ fn sources(plan: &Plan) -> Vec<Source> {
             HoldsRare::Nothing,
         ));
     }
-    // Fewer facts say three words together than two, so the newest saying one of these are more
-    // often the fact paraphrased (which keeps runs of its words and changes the words between
-    // them) than the newest saying a pair.
-    let common_triples: Vec<String> = plan
-        .said
-        .windows(3)
-        .zip(plan.words.windows(3))
-        .filter(|(_, keys)| {
-            // One holding every present term (of two or more) says nothing the every-term
-            // source, read whole whenever this one is read, did not.
-            keys.iter().any(|k| common.iter().any(|t| t.key == *k))
-                && (present.len() < 2 || !present.iter().all(|t| keys.contains(&t.key)))
-        })
-        .map(|(said, _)| phrase(said))
-        .collect();
-    if !common_triples.is_empty() {
-        sources.push(Source::new(
-            common_triples.join(" OR "),
-            Role::LacksAWord,
-            HoldsRare::Nothing,
-        ));
-    }
     if rare.is_empty() {
         sources.extend(
             plan.phrase
@@ -1019,7 +994,7 @@ mod tests {
             .filter(|(role, _)| *role == Role::LacksAWord)
             .map(|(_, h)| h)
             .collect();
-        assert_eq!(lacking.len(), 6, "{holds:?}");
+        assert_eq!(lacking.len(), 5, "{holds:?}");
         assert_eq!(lacking[0], &HoldsRare::Each(Vec::new()));
         for each in &lacking[1..4] {
             assert_eq!(*each, &HoldsRare::Each(zephyr.clone()));
@@ -1028,46 +1003,6 @@ mod tests {
             lacking[4],
             &HoldsRare::Nothing,
             "common words beside their neighbours"
-        );
-        assert_eq!(
-            lacking[5],
-            &HoldsRare::Nothing,
-            "three words with a common one"
-        );
-    }
-
-    #[test]
-    fn runs_of_three_words_holding_a_common_term_are_read_when_facts_may_lack_a_word() {
-        let plan = Plan::for_test(
-            "this function will not call poll",
-            vec![
-                term("function", 5_000),
-                term("call", 4_000),
-                term("poll", 3_000),
-            ],
-        );
-        let triples: Vec<&Source> = plan
-            .sources
-            .iter()
-            .filter(|s| s.expression.contains(r#""will not call""#))
-            .collect();
-        assert_eq!(triples.len(), 1, "{:?}", plan.sources);
-        assert_eq!(
-            triples[0].expression,
-            r#""this function will" OR "function will not" OR "will not call" OR "not call poll""#
-        );
-        assert_eq!(triples[0].role, Role::LacksAWord);
-        // No run holding every present term: the every-term source holds what it would find.
-        let plan = Plan::for_test(
-            "the file deployed",
-            vec![term("file", 5_000), term("deployed", 5_000)],
-        );
-        assert!(
-            plan.sources
-                .iter()
-                .all(|s| s.expression != r#""the file deployed""# || s.role == Role::WholeQuery),
-            "{:?}",
-            plan.sources
         );
     }
 }
