@@ -82,7 +82,7 @@ const VERBS: [Verb; 7] = [
         about: "the tuning loop of full-text search: the tuning corpus's queries asked in process\n\
                 (release build), p50/p95 and recall@10 per kind at 100k facts (--million: and 1M);\n\
                 stores kept in DIR (default target/bench-tune) for the next run; --misses KIND prints\n\
-                each query of that kind whose fact was not in the top 10; --exhaustive adds the recall
+                each query of that kind whose fact was not in the top 10; --exhaustive adds the recall\n\
                 of BM25 over every fact holding any query word; never the held-out corpus",
         run: bench_tune_verb,
     },

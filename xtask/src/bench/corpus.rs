@@ -20,13 +20,13 @@
 //!   with other words: each replaced by a word of the corpus at least as common (and seen five
 //!   times or more) that the fact does not hold, as a synonym is, to full-text search, another
 //!   word. The fact then holds only some of the query's words;
-//! - `synonym`: 5 to 8 consecutive words with one or two of their content words said with a word of the same
-//!   meaning from a short list of everyday technical English ([`SYNONYMS`]) that the fact does not
-//!   hold (the corpus may not either), the other content words put in another form half the
-//!   time: a
-//!   paraphrase as a person makes it, where the word said instead is a word of the same topic.
-//!   The `paraphrase` kind's stand-ins are drawn from the whole vocabulary, which a person never
-//!   does; this kind was added to tune on (it is made after the others, so they are unchanged).
+//! - `synonym`: 5 to 8 consecutive words with one or two of their content words said with a word
+//!   of the same meaning from a short list of everyday technical English ([`SYNONYMS`]) that the
+//!   fact does not hold (the corpus may not either), the other content words put in another form
+//!   half the time: a paraphrase as a person makes it, where the word said instead is a word of
+//!   the same topic. The `paraphrase` kind's stand-ins are drawn from the whole vocabulary, which
+//!   a person never does; this kind was added to tune on (it is made after the others, so they
+//!   are unchanged).
 //!
 //! Guarantees: offline, deterministic for a given machine (files are read in sorted order), and
 //! bounded (reading stops once enough distinct sentences are found). Must never: fetch anything.
@@ -98,10 +98,9 @@ pub fn build(facts: usize, queries: usize, probes: usize) -> anyhow::Result<Corp
         .map(|i| {
             let words = words_of(&held[i % held.len()].1);
             let len = (4 + rng.below(4)).min(words.len());
-            let start = rng.below(words.len() - len + 1);
             Query {
                 kind: "natural",
-                text: words[start..start + len].join(" "),
+                text: run_of(&words, len, &mut rng).join(" "),
                 target: None,
             }
         })
@@ -309,8 +308,7 @@ impl ProbeMaker {
                 Some(rng.pick(QUESTIONS).replace("{}", &said.join(" ")))
             }
             _ => {
-                let start = rng.below(words.len() - 5 + 1);
-                let mut window: Vec<String> = words[start..start + 5]
+                let mut window: Vec<String> = run_of(&words, 5, rng)
                     .iter()
                     .map(|w| (*w).to_owned())
                     .collect();
@@ -377,8 +375,7 @@ impl ProbeMaker {
     /// too few have one.
     fn said_otherwise(&self, words: &[&str], rng: &mut Rng) -> Option<String> {
         let len = (5 + rng.below(4)).min(words.len());
-        let start = rng.below(words.len() - len + 1);
-        let mut window: Vec<String> = words[start..start + len]
+        let mut window: Vec<String> = run_of(words, len, rng)
             .iter()
             .map(|w| (*w).to_owned())
             .collect();
@@ -502,6 +499,12 @@ fn misspell(word: &str, rng: &mut Rng) -> String {
         _ => letters.insert(at, letter),
     }
     String::from_utf8(letters).unwrap_or_else(|_| word.to_owned())
+}
+
+/// `len` consecutive words of `words` (which holds that many or more), from a random start.
+fn run_of<'w, 's>(words: &'w [&'s str], len: usize, rng: &mut Rng) -> &'w [&'s str] {
+    let start = rng.below(words.len() - len + 1);
+    &words[start..start + len]
 }
 
 /// The words of a sentence as a person would type them (punctuation dropped).

@@ -145,17 +145,14 @@ fn exhaustive_recall(path: &Path, queries: &[Query]) -> anyhow::Result<()> {
         let mut found: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
         for query in queries {
             let Some(target) = query.target else { continue };
-            let words: Vec<String> = query
-                .text
-                .split(|c: char| !c.is_alphanumeric())
-                .filter(|w| !w.is_empty())
-                .map(|w| format!("\"{w}\""))
-                .collect();
-            let hit = !words.is_empty() && {
-                let top: Vec<String> = statement
-                    .query_map([words.join(" OR ")], |r| r.get(0))?
-                    .collect::<Result<_, _>>()?;
-                top.contains(&ids[target])
+            let hit = match memory::fts_query(&query.text) {
+                Some(any_word) => {
+                    let top: Vec<String> = statement
+                        .query_map([any_word], |r| r.get(0))?
+                        .collect::<Result<_, _>>()?;
+                    top.contains(&ids[target])
+                }
+                None => false,
             };
             let counts = found.entry(query.kind).or_insert((0, 0));
             counts.0 += usize::from(hit);
