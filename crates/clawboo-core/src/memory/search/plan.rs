@@ -24,7 +24,12 @@
 //!    holding a rare term whose every fact the shortlist kept is not read at all). Under the same
 //!    condition, the facts holding a common term next to a word it has beside it in the query:
 //!    a paraphrase or a question keeps some of its fact's words in their order (`"at runtime"`
-//!    of `format arguments at runtime`) when it changes the others;
+//!    of `format arguments at runtime`) when it changes the others. When no fact holds every
+//!    present term, the facts saying three consecutive words of the query that hold a common
+//!    term and no rare one (fewer facts say three words than two, so the newest of them are more
+//!    often the fact paraphrased, which keeps runs of its words and changes the words between
+//!    them); a run with a rare term is left to the rare pairs and the shortlist, and a run
+//!    holding every present term to the every-term source;
 //! 4. the whole query as a phrase (stop words included; two words to [`MAX_PHRASE_WORDS`]),
 //!    newest first: when no term is rare and more facts hold every present term than a source
 //!    reads (a fact saying the whole query holds every term, so when the every-term source read
@@ -116,6 +121,11 @@ pub(super) enum Role {
     /// read only when the every-term source (when there is one) found as many facts as it may
     /// read and so may have left some out.
     WholeQuery,
+    /// Runs of three query words: read only when no fact holds every present term (or the plan
+    /// has no every-term source). Then the facts most like the query each lack one of its words,
+    /// and a phrase read costs more than a word's, so it is not paid for when facts holding every
+    /// term were found.
+    NoFactHoldsEveryTerm,
 }
 
 /// Which of the query's rare terms every fact a source matches holds.
@@ -147,9 +157,30 @@ impl HoldsRare {
 pub(super) struct FoundSoFar<'a> {
     /// The rare terms every fact holding which the shortlist kept (`rank::Shortlist::wholly_kept`).
     pub(super) wholly_kept: &'a [String],
-    /// Whether the every-term source found as many facts as it may read (`None` before it was
-    /// read, or when the plan has none).
-    pub(super) every_term_full: Option<bool>,
+    /// What the every-term source found (`None` before it was read, or when the plan has none).
+    pub(super) every_term: Option<EveryTermFound>,
+}
+
+/// How many facts the every-term source found, against how many a source may read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum EveryTermFound {
+    /// None: no fact holds every present term.
+    Nothing,
+    /// Fewer than it may read: every fact holding every present term.
+    Fewer,
+    /// As many as it may read: more facts may hold every present term.
+    AsMany,
+}
+
+impl EveryTermFound {
+    /// What finding `found` facts says when a source reads at most `most`.
+    pub(super) fn of(found: usize, most: usize) -> Self {
+        match found {
+            0 => Self::Nothing,
+            n if n < most => Self::Fewer,
+            _ => Self::AsMany,
+        }
+    }
 }
 
 impl Role {
@@ -157,8 +188,14 @@ impl Role {
     pub(super) fn is_read(self, found: FoundSoFar<'_>) -> bool {
         match self {
             Role::Always | Role::EveryTerm => true,
-            Role::LacksAWord => found.every_term_full != Some(true),
-            Role::WholeQuery => found.every_term_full != Some(false),
+            Role::LacksAWord => found.every_term != Some(EveryTermFound::AsMany),
+            Role::WholeQuery => !matches!(
+                found.every_term,
+                Some(EveryTermFound::Nothing | EveryTermFound::Fewer)
+            ),
+            Role::NoFactHoldsEveryTerm => {
+                matches!(found.every_term, None | Some(EveryTermFound::Nothing))
+            }
         }
     }
 }
@@ -704,6 +741,30 @@ fn sources(plan: &Plan) -> Vec<Source> {
             HoldsRare::Nothing,
         ));
     }
+    // Fewer facts say three words together than two, so the newest saying one of these are more
+    // often the fact paraphrased (which keeps runs of its words and changes the words between
+    // them) than the newest saying a pair.
+    let common_triples: Vec<String> = plan
+        .said
+        .windows(3)
+        .zip(plan.words.windows(3))
+        .filter(|(_, keys)| {
+            // One holding a rare term is read by the rare pairs and the shortlist; one holding
+            // every present term (of two or more) says nothing the every-term source, which
+            // found nothing whenever this one is read, did not.
+            keys.iter().any(|k| common.iter().any(|t| t.key == *k))
+                && !keys.iter().any(|k| rare.contains(&k.as_str()))
+                && (present.len() < 2 || !present.iter().all(|t| keys.contains(&t.key)))
+        })
+        .map(|(said, _)| phrase(said))
+        .collect();
+    if !common_triples.is_empty() {
+        sources.push(Source::new(
+            common_triples.join(" OR "),
+            Role::NoFactHoldsEveryTerm,
+            HoldsRare::Nothing,
+        ));
+    }
     if rare.is_empty() {
         sources.extend(
             plan.phrase
@@ -906,22 +967,33 @@ mod tests {
 
     #[test]
     fn the_whole_query_is_read_only_when_the_every_term_source_may_have_left_facts_out() {
-        let after = |every_term_full| FoundSoFar {
+        use EveryTermFound::{AsMany, Fewer, Nothing};
+        let after = |every_term| FoundSoFar {
             wholly_kept: &[],
-            every_term_full,
+            every_term,
         };
         // It found fewer than it reads: it read every fact holding every term, saying the
         // whole query or not.
-        assert!(!Role::WholeQuery.is_read(after(Some(false))));
-        assert!(Role::WholeQuery.is_read(after(Some(true))));
+        assert!(!Role::WholeQuery.is_read(after(Some(Fewer))));
+        assert!(!Role::WholeQuery.is_read(after(Some(Nothing))));
+        assert!(Role::WholeQuery.is_read(after(Some(AsMany))));
         assert!(
             Role::WholeQuery.is_read(after(None)),
             "no every-term source"
         );
-        assert!(Role::LacksAWord.is_read(after(Some(false))));
-        assert!(!Role::LacksAWord.is_read(after(Some(true))));
-        assert!(Role::Always.is_read(after(Some(true))));
+        assert!(Role::LacksAWord.is_read(after(Some(Fewer))));
+        assert!(Role::LacksAWord.is_read(after(Some(Nothing))));
+        assert!(!Role::LacksAWord.is_read(after(Some(AsMany))));
+        // Runs of three words only when no fact holds every term.
+        assert!(Role::NoFactHoldsEveryTerm.is_read(after(Some(Nothing))));
+        assert!(!Role::NoFactHoldsEveryTerm.is_read(after(Some(Fewer))));
+        assert!(!Role::NoFactHoldsEveryTerm.is_read(after(Some(AsMany))));
+        assert!(Role::NoFactHoldsEveryTerm.is_read(after(None)));
+        assert!(Role::Always.is_read(after(Some(AsMany))));
         assert!(Role::EveryTerm.is_read(after(None)));
+        assert_eq!(EveryTermFound::of(0, 30), Nothing);
+        assert_eq!(EveryTermFound::of(29, 30), Fewer);
+        assert_eq!(EveryTermFound::of(30, 30), AsMany);
         let roles: Vec<Role> = Plan::for_test(
             "open the file",
             vec![term("open", 3_000), term("file", 5_000)],
@@ -947,7 +1019,7 @@ mod tests {
         let keys = |words: &[&str]| -> Vec<String> { words.iter().map(|w| stem::key(w)).collect() };
         let after = |wholly_kept| FoundSoFar {
             wholly_kept,
-            every_term_full: None,
+            every_term: None,
         };
         let kept = keys(&["zephyr"]);
         let source = |holds| Source::new("x".into(), Role::Always, holds);
@@ -964,7 +1036,7 @@ mod tests {
         let lacking = Source::new("x".into(), Role::LacksAWord, HoldsRare::Nothing);
         let full = FoundSoFar {
             wholly_kept: &[],
-            every_term_full: Some(true),
+            every_term: Some(EveryTermFound::AsMany),
         };
         assert!(!lacking.is_read(full));
     }
@@ -1003,6 +1075,59 @@ mod tests {
             lacking[4],
             &HoldsRare::Nothing,
             "common words beside their neighbours"
+        );
+        // The one run of three words holding no rare term.
+        assert_eq!(
+            holds.last(),
+            Some(&(Role::NoFactHoldsEveryTerm, HoldsRare::Nothing)),
+            "three words with a common one"
+        );
+    }
+
+    #[test]
+    fn runs_of_three_words_holding_a_common_term_and_no_rare_one_are_read_when_no_fact_holds_every_term()
+     {
+        let plan = Plan::for_test(
+            "this function will not call poll",
+            vec![
+                term("function", 5_000),
+                term("call", 4_000),
+                term("poll", 3_000),
+            ],
+        );
+        let triples: Vec<&Source> = plan
+            .sources
+            .iter()
+            .filter(|s| s.expression.contains(r#""will not call""#))
+            .collect();
+        assert_eq!(triples.len(), 1, "{:?}", plan.sources);
+        assert_eq!(
+            triples[0].expression,
+            r#""this function will" OR "function will not" OR "will not call" OR "not call poll""#
+        );
+        assert_eq!(triples[0].role, Role::NoFactHoldsEveryTerm);
+        // A run holding a rare term is not one: the rare pairs and the shortlist read it.
+        let plan = Plan::for_test(
+            "this zephyr will not call poll",
+            vec![term("zephyr", 3), term("call", 4_000), term("poll", 3_000)],
+        );
+        let runs = plan
+            .sources
+            .iter()
+            .find(|s| s.role == Role::NoFactHoldsEveryTerm)
+            .map(|s| s.expression.as_str());
+        assert_eq!(runs, Some(r#""will not call" OR "not call poll""#));
+        // No run holding every present term: the every-term source holds what it would find.
+        let plan = Plan::for_test(
+            "the file deployed",
+            vec![term("file", 5_000), term("deployed", 5_000)],
+        );
+        assert!(
+            plan.sources
+                .iter()
+                .all(|s| s.expression != r#""the file deployed""# || s.role == Role::WholeQuery),
+            "{:?}",
+            plan.sources
         );
     }
 }

@@ -15,7 +15,7 @@
 
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
-use super::plan::{FoundSoFar, Plan, Role, Source};
+use super::plan::{EveryTermFound, FoundSoFar, Plan, Role, Source};
 use super::rank::Shortlist;
 
 /// One read of candidates.
@@ -45,8 +45,8 @@ pub(super) struct Schedule<'p> {
 struct Progress<T, E> {
     /// The next read to take.
     next: usize,
-    /// Whether the every-term source found as many rows as it may read, once it was read.
-    every_term_full: Option<bool>,
+    /// What the every-term source found, once it was read.
+    every_term: Option<EveryTermFound>,
     /// Each read's rows, in its place (empty for a read not taken).
     found: Vec<Vec<T>>,
     /// The first error met; the readers stop taking reads.
@@ -90,7 +90,7 @@ impl<'p> Schedule<'p> {
     ) -> Result<Vec<Vec<T>>, E> {
         let progress = Mutex::new(Progress {
             next: 0,
-            every_term_full: None,
+            every_term: None,
             found: std::iter::repeat_with(Vec::new)
                 .take(self.reads.len())
                 .collect(),
@@ -142,7 +142,7 @@ impl<'p> Schedule<'p> {
             match answer {
                 Ok(rows) => {
                     if Some(at) == self.every_term {
-                        progress.every_term_full = Some(rows.len() >= self.wanted);
+                        progress.every_term = Some(EveryTermFound::of(rows.len(), self.wanted));
                         changed.notify_all();
                     }
                     progress.found[at] = rows;
@@ -175,8 +175,11 @@ impl<'p> Schedule<'p> {
                 progress.next += 1;
                 return Some(at);
             };
-            let waits = matches!(source.role, Role::LacksAWord | Role::WholeQuery);
-            if after_every_term && waits && progress.every_term_full.is_none() {
+            let waits = matches!(
+                source.role,
+                Role::LacksAWord | Role::WholeQuery | Role::NoFactHoldsEveryTerm
+            );
+            if after_every_term && waits && progress.every_term.is_none() {
                 progress = changed
                     .wait(progress)
                     .unwrap_or_else(PoisonError::into_inner);
@@ -185,8 +188,8 @@ impl<'p> Schedule<'p> {
             progress.next += 1;
             let found = FoundSoFar {
                 wholly_kept: self.wholly_kept,
-                every_term_full: if after_every_term {
-                    progress.every_term_full
+                every_term: if after_every_term {
+                    progress.every_term
                 } else {
                     None
                 },
@@ -273,6 +276,7 @@ mod tests {
                 Role::LacksAWord,
                 HoldsRare::Each(vec!["r".into()]),
             ),
+            source("runs", Role::NoFactHoldsEveryTerm, HoldsRare::Nothing),
             source("whole", Role::WholeQuery, HoldsRare::Nothing),
             source("any", Role::Always, HoldsRare::Nothing),
         ]
@@ -319,6 +323,21 @@ mod tests {
     }
 
     #[test]
+    fn an_every_term_source_that_found_nothing_has_the_runs_of_words_read_too() {
+        let plan = plan(sources());
+        let short = shortlist(false, &[]);
+        let schedule = Schedule::new(&plan, &short, 2);
+        for two in [false, true] {
+            let answers = run(&schedule, two, |name| if name == "every" { 0 } else { 1 });
+            assert_eq!(
+                answers,
+                ["shortlist", "pairs", "lacks a", "lacks b", "runs", "any"],
+                "two: {two}"
+            );
+        }
+    }
+
+    #[test]
     fn both_readers_take_reads_when_there_are_two() {
         let plan = plan(sources());
         let short = shortlist(false, &[]);
@@ -334,7 +353,8 @@ mod tests {
             })
             .unwrap();
         let by = by.map(|n| n.into_inner());
-        assert_eq!(by[0] + by[1], 6, "{by:?}");
+        // The every-term source found nothing: every source but the whole query is read.
+        assert_eq!(by[0] + by[1], 7, "{by:?}");
         assert!(by[0] > 0 && by[1] > 0, "{by:?}");
     }
 

@@ -705,6 +705,31 @@ mod tests {
     }
 
     #[test]
+    fn an_older_fact_keeping_three_words_of_a_query_none_holds_wholly_is_found() {
+        // No fact holds every term (`invoke` is in one unrelated fact). Many more newer facts
+        // than a source reads hold the two common terms, and say `the executor`, but never three
+        // of the query's words in a row: only the runs of three words reach the older fact,
+        // which says another word for `invoke`.
+        let mut newer: Vec<(String, String)> = (0..300)
+            .map(|i| {
+                (
+                    format!("wake {i}"),
+                    format!("When the executor wakes task {i} it may poll it"),
+                )
+            })
+            .collect();
+        newer.push(("linker".into(), "Tests invoke the linker twice".into()));
+        assert_found_first_before(
+            (
+                "futures",
+                "Once done, the executor will not call poll on the task again.",
+            ),
+            &newer,
+            "the executor will not invoke poll",
+        );
+    }
+
+    #[test]
     fn of_equally_close_corrections_the_one_said_beside_the_query_neighbours_wins() {
         // `traking` is one edit from `tracking` and from `tracing`; more facts say `tracing` (and
         // `issue`), but only `tracking` is said before `issue`.
