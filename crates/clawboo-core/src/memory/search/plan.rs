@@ -671,6 +671,12 @@ fn phrase(words: &[String]) -> String {
     format!("\"{}\"", words.join(" ").replace('"', ""))
 }
 
+/// A source of the facts saying any of `phrases` (none when there is none), which may hold no
+/// rare term.
+fn any_phrase_of(phrases: Vec<String>, role: Role) -> Option<Source> {
+    (!phrases.is_empty()).then(|| Source::new(phrases.join(" OR "), role, HoldsRare::Nothing))
+}
+
 /// The sources for a plan's terms; see the module documentation.
 fn sources(plan: &Plan) -> Vec<Source> {
     let rare: Vec<&str> = plan
@@ -734,13 +740,7 @@ fn sources(plan: &Plan) -> Vec<Source> {
         .into_iter()
         .filter(|pair| !pairs.contains(pair))
         .collect();
-    if !common_pairs.is_empty() {
-        sources.push(Source::new(
-            common_pairs.join(" OR "),
-            Role::LacksAWord,
-            HoldsRare::Nothing,
-        ));
-    }
+    sources.extend(any_phrase_of(common_pairs, Role::LacksAWord));
     // Fewer facts say three words together than two, so the newest saying one of these are more
     // often the fact paraphrased (which keeps runs of its words and changes the words between
     // them) than the newest saying a pair.
@@ -758,13 +758,7 @@ fn sources(plan: &Plan) -> Vec<Source> {
         })
         .map(|(said, _)| phrase(said))
         .collect();
-    if !common_triples.is_empty() {
-        sources.push(Source::new(
-            common_triples.join(" OR "),
-            Role::NoFactHoldsEveryTerm,
-            HoldsRare::Nothing,
-        ));
-    }
+    sources.extend(any_phrase_of(common_triples, Role::NoFactHoldsEveryTerm));
     if rare.is_empty() {
         sources.extend(
             plan.phrase
