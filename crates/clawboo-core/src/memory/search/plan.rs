@@ -184,6 +184,15 @@ impl EveryTermFound {
 }
 
 impl Role {
+    /// Whether reading a source of this role depends on what the every-term source
+    /// found, so a reader waits for it ([`Role::is_read`] asks `found.every_term`).
+    pub(super) fn waits_for_every_term(self) -> bool {
+        match self {
+            Role::Always | Role::EveryTerm => false,
+            Role::LacksAWord | Role::WholeQuery | Role::NoFactHoldsEveryTerm => true,
+        }
+    }
+
     /// Whether a source of this role is read after what `found` says.
     pub(super) fn is_read(self, found: FoundSoFar<'_>) -> bool {
         match self {
@@ -688,15 +697,18 @@ fn sources(plan: &Plan) -> Vec<Source> {
     let common: Vec<&Term> = plan.terms.iter().filter(|t| t.df > plan.common).collect();
     let present: Vec<&Term> = plan.terms.iter().filter(|t| t.df > 0).collect();
     let mut sources = Vec::new();
-    let pairs_holding = |holds: &dyn Fn(&str) -> bool| -> Vec<String> {
+    // The phrases of `len` consecutive query words whose families `keep` accepts.
+    let runs = |len: usize, keep: &dyn Fn(&[String]) -> bool| -> Vec<String> {
         plan.said
-            .windows(2)
-            .zip(plan.words.windows(2))
-            .filter(|(_, keys)| keys.iter().any(|k| holds(k)))
+            .windows(len)
+            .zip(plan.words.windows(len))
+            .filter(|(_, keys)| keep(keys))
             .map(|(said, _)| phrase(said))
             .collect()
     };
-    let pairs = pairs_holding(&|k| rare.contains(&k));
+    let is_rare = |k: &String| rare.contains(&k.as_str());
+    let is_common = |k: &String| common.iter().any(|t| t.key == *k);
+    let pairs = runs(2, &|keys| keys.iter().any(is_rare));
     if !pairs.is_empty() {
         // Every rare term has a neighbour in a query of two words or more, so is in a pair.
         sources.push(Source::new(
@@ -736,7 +748,7 @@ fn sources(plan: &Plan) -> Vec<Source> {
             ));
         }
     }
-    let common_pairs: Vec<String> = pairs_holding(&|k| common.iter().any(|t| t.key == k))
+    let common_pairs: Vec<String> = runs(2, &|keys| keys.iter().any(is_common))
         .into_iter()
         .filter(|pair| !pairs.contains(pair))
         .collect();
@@ -744,20 +756,14 @@ fn sources(plan: &Plan) -> Vec<Source> {
     // Fewer facts say three words together than two, so the newest saying one of these are more
     // often the fact paraphrased (which keeps runs of its words and changes the words between
     // them) than the newest saying a pair.
-    let common_triples: Vec<String> = plan
-        .said
-        .windows(3)
-        .zip(plan.words.windows(3))
-        .filter(|(_, keys)| {
-            // One holding a rare term is read by the rare pairs and the shortlist; one holding
-            // every present term (of two or more) says nothing the every-term source, which
-            // found nothing whenever this one is read, did not.
-            keys.iter().any(|k| common.iter().any(|t| t.key == *k))
-                && !keys.iter().any(|k| rare.contains(&k.as_str()))
-                && (present.len() < 2 || !present.iter().all(|t| keys.contains(&t.key)))
-        })
-        .map(|(said, _)| phrase(said))
-        .collect();
+    let common_triples = runs(3, &|keys| {
+        // One holding a rare term is read by the rare pairs and the shortlist; one holding every
+        // present term (of two or more) says nothing the every-term source, which found nothing
+        // whenever this one is read, did not.
+        keys.iter().any(is_common)
+            && !keys.iter().any(is_rare)
+            && (present.len() < 2 || !present.iter().all(|t| keys.contains(&t.key)))
+    });
     sources.extend(any_phrase_of(common_triples, Role::NoFactHoldsEveryTerm));
     if rare.is_empty() {
         sources.extend(
@@ -985,6 +991,20 @@ mod tests {
         assert!(Role::NoFactHoldsEveryTerm.is_read(after(None)));
         assert!(Role::Always.is_read(after(Some(AsMany))));
         assert!(Role::EveryTerm.is_read(after(None)));
+        // A role waits for the every-term source exactly when what it found decides its reads.
+        let founds = [None, Some(Nothing), Some(Fewer), Some(AsMany)];
+        for role in [
+            Role::Always,
+            Role::EveryTerm,
+            Role::LacksAWord,
+            Role::WholeQuery,
+            Role::NoFactHoldsEveryTerm,
+        ] {
+            let decided = founds
+                .iter()
+                .any(|f| role.is_read(after(*f)) != role.is_read(after(None)));
+            assert_eq!(role.waits_for_every_term(), decided, "{role:?}");
+        }
         assert_eq!(EveryTermFound::of(0, 30), Nothing);
         assert_eq!(EveryTermFound::of(29, 30), Fewer);
         assert_eq!(EveryTermFound::of(30, 30), AsMany);

@@ -175,11 +175,10 @@ impl<'p> Schedule<'p> {
                 progress.next += 1;
                 return Some(at);
             };
-            let waits = matches!(
-                source.role,
-                Role::LacksAWord | Role::WholeQuery | Role::NoFactHoldsEveryTerm
-            );
-            if after_every_term && waits && progress.every_term.is_none() {
+            if after_every_term
+                && source.role.waits_for_every_term()
+                && progress.every_term.is_none()
+            {
                 progress = changed
                     .wait(progress)
                     .unwrap_or_else(PoisonError::into_inner);
