@@ -7,7 +7,8 @@
 //! [`MAX_SECOND_READERS`] open in a process). The work is beside it: for full-text, `plan` (what
 //! the query's words are worth and where candidates come from), `typo` (spelling correction from
 //! the index's vocabulary, which `lexicon` reads from the index's leaf pages), `reads` (which reads
-//! of candidates run, and on which of the two connections: a search's reads share two cores),
+//! of candidates run, and on which of the two connections: a search's reads, the planner's too,
+//! share two cores),
 //! `text` (reading the candidates), `rank` (the one formula that scores them) and `stem` (words as
 //! the index stems them); `vector` (the nearest facts by embedding) and `blend` (vector scores,
 //! and the hybrid blend of both).

@@ -43,7 +43,8 @@
 //! 5. when no term is rare: the facts holding any common term, newest first.
 //!
 //! What the index answered about words (counts, rows, corrections) is kept for the next queries
-//! while no connection has written to the file ([`WordCounts`]).
+//! while no connection has written to the file ([`WordCounts`]); the terms' reads not kept yet
+//! are read on both of a search's connections at once, when it has two (`reads::each_on_either`).
 //!
 //! Common terms are never ranked by the index (that would cost a scan of their rows) and never
 //! read beyond a limit. Which candidate wins is `rank`'s business. Must never: put a query word
@@ -55,6 +56,7 @@ use rusqlite::{Connection, OptionalExtension};
 
 use super::super::MemoryError;
 use super::super::query::{self, is_stop_word};
+use super::reads::each_on_either;
 use super::stem::{self, forms};
 use super::typo;
 
@@ -268,6 +270,7 @@ fn is_rare(df: i64, common: i64) -> bool {
 /// Plans `query`, reading the index through `counts`; `None` when it has no word.
 pub(super) fn plan(
     conn: &Connection,
+    second: Option<&mut Connection>,
     counts: &mut WordCounts,
     query: &str,
 ) -> Result<Option<Plan>, MemoryError> {
@@ -294,6 +297,13 @@ pub(super) fn plan(
         .prepare_cached("SELECT coalesce(max(rowid), 0) FROM memory_facts")?
         .query_row([], |r| r.get(0))?;
     let common = (total / COMMON_SHARE).clamp(COMMON_AT_LEAST, COMMON_AT_MOST);
+    // Each term's read is independent of the others': those not kept are read on both
+    // connections at once (with `second`), and the loop below finds them kept.
+    let term_reads: Vec<String> = content
+        .iter()
+        .map(|word| query::match_any(&forms(word)))
+        .collect();
+    counts.read_ahead(conn, second, &term_reads, common + 1, Read::Rows)?;
     let mut terms = Vec::with_capacity(content.len());
     let mut asked: Vec<String> = Vec::new();
     for word in content {
@@ -449,6 +459,37 @@ impl WordCounts {
             self.counted.insert(key.clone(), counted);
         }
         Ok(&self.counted[&key])
+    }
+
+    /// Reads each of `expressions` not kept yet ([`Counted::read`] up to `limit`), on `conn` and
+    /// `second` at once when two or more are to be read, and keeps them.
+    fn read_ahead(
+        &mut self,
+        conn: &Connection,
+        second: Option<&mut Connection>,
+        expressions: &[String],
+        limit: i64,
+        read: Read,
+    ) -> Result<(), MemoryError> {
+        let mut unread: Vec<&String> = Vec::new();
+        for expression in expressions {
+            let key = (limit, read, expression.clone());
+            if !self.counted.contains_key(&key) && !unread.contains(&expression) {
+                unread.push(expression);
+            }
+        }
+        if unread.len() < 2 {
+            return Ok(());
+        }
+        let counted = each_on_either(conn, second, &unread, |conn, expression| {
+            Counted::read(conn, expression, limit, read)
+        })?;
+        for (expression, counted) in unread.into_iter().zip(counted) {
+            self.keep(expression.len() + counted.rows.len() * size_of::<i64>());
+            self.counted
+                .insert((limit, read, expression.clone()), counted);
+        }
+        Ok(())
     }
 
     /// [`typo::corrections`], answered from what is kept when asked before.
@@ -926,6 +967,56 @@ mod tests {
         }
         let none = Counted::read(&conn, "\"absent\"", 10, Read::Rows).unwrap();
         assert_eq!((none.count, none.cut, none.oldest), (0, false, 0));
+    }
+
+    #[test]
+    fn terms_read_ahead_on_two_connections_are_kept_and_plan_as_on_one() {
+        let dir = clawboo_tests::TempDir::new("plan-read-ahead");
+        let db = crate::db::Db::open(&dir.db_path()).unwrap();
+        let conn = db.conn();
+        // 600 facts: `zephyr` in every third (rare), `lock` in every other (common at 200).
+        let contents: Vec<String> = (0..600)
+            .map(|i| {
+                let rare = if i % 3 == 0 { "zephyr" } else { "other" };
+                let common = if i % 2 == 0 { "lock" } else { "file" };
+                format!("note {i} {rare} {common} held")
+            })
+            .collect();
+        crate::memory::seed_facts(&conn, contents.iter().map(|c| ("t", c.as_str()))).unwrap();
+        let mut second = db.second_reader().unwrap().unwrap();
+        let words = ["zephyr", "lock", "file", "held", "absent"];
+        let expressions: Vec<String> = words.iter().map(|w| query::match_any(&forms(w))).collect();
+        let mut counts = WordCounts::default();
+        counts
+            .read_ahead(&conn, Some(&mut second), &expressions, 201, Read::Rows)
+            .unwrap();
+        for expression in &expressions {
+            let kept = &counts.counted[&(201, Read::Rows, expression.clone())];
+            let direct = Counted::read(&conn, expression, 201, Read::Rows).unwrap();
+            assert_eq!(
+                (kept.count, &kept.rows, kept.oldest, kept.cut),
+                (direct.count, &direct.rows, direct.oldest, direct.cut),
+                "{expression}"
+            );
+        }
+        let summary = |plan: Plan| {
+            let terms: Vec<(String, i64, Vec<i64>)> = plan
+                .terms
+                .into_iter()
+                .map(|t| (t.key, t.df, t.rows))
+                .collect();
+            (terms, plan.sources, plan.stop_words)
+        };
+        let query = "the zephyr lock held the file";
+        let one = plan(&conn, None, &mut WordCounts::default(), query).unwrap();
+        let two = plan(&conn, Some(&mut second), &mut WordCounts::default(), query).unwrap();
+        assert_eq!(summary(two.unwrap()), summary(one.unwrap()));
+        // What is kept is not read again: a second connection that cannot read is never asked.
+        let empty = clawboo_tests::TempDir::new("plan-read-ahead-empty");
+        let mut elsewhere = Connection::open(empty.db_path()).unwrap();
+        let mut counts = WordCounts::default();
+        plan(&conn, None, &mut counts, query).unwrap();
+        assert!(plan(&conn, Some(&mut elsewhere), &mut counts, query).is_ok());
     }
 
     #[test]

@@ -8,11 +8,14 @@
 //! finishes one. A read that depends on the every-term source waits for it. Each read's rows land
 //! in its own place, so the answer is the same, row for row, whichever connection read what: one
 //! reader and two give the same hits. With two, the reads share an idle second core: a search
-//! takes less time for a little more CPU (a thread started per search, two cores' caches).
+//! takes less time for a little more CPU (a thread started per search, two cores' caches). The
+//! planner's reads of the query's words, which wait for nothing, are shared the same way
+//! ([`each_on_either`]).
 //!
 //! Must never: read the database itself (what a read is, in SQL, is the caller's function), or let
 //! a failing or panicking read leave the other reader waiting.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
 use super::plan::{EveryTermFound, FoundSoFar, Plan, Role, Source};
@@ -100,14 +103,7 @@ impl<'p> Schedule<'p> {
         let changed = Condvar::new();
         let work = |conn: &C| self.take_reads(conn, &read, &progress, &changed);
         match second {
-            Some(second) if self.reads.len() > 1 => std::thread::scope(|scope| {
-                let work = &work;
-                // Started or not, the first reader takes every read left.
-                let _helper = std::thread::Builder::new()
-                    .name("clawboo-search".into())
-                    .spawn_scoped(scope, move || work(second));
-                work(first);
-            }),
+            Some(second) if self.reads.len() > 1 => on_both(first, second, work),
             _ => work(first),
         }
         let progress = progress
@@ -200,6 +196,57 @@ impl<'p> Schedule<'p> {
     }
 }
 
+/// Each of `items` read by `read` on `first` or (on another thread) `second`, whichever is free,
+/// the answers in the items' order; without `second`, or when no thread can be started, `first`
+/// reads them all. After a failed read no reader takes another, and the first failure in the
+/// items' order is returned. (The planner's reads of the query's words: independent of each
+/// other, so nothing waits.)
+pub(super) fn each_on_either<C: Send, I: Sync, T: Send, E: Send>(
+    first: &C,
+    second: Option<&mut C>,
+    items: &[I],
+    read: impl Fn(&C, &I) -> Result<T, E> + Sync,
+) -> Result<Vec<T>, E> {
+    let next = AtomicUsize::new(0);
+    let answers: Vec<Mutex<Option<Result<T, E>>>> =
+        items.iter().map(|_| Mutex::new(None)).collect();
+    let work = |conn: &C| {
+        loop {
+            let at = next.fetch_add(1, Ordering::AcqRel);
+            let Some(item) = items.get(at) else {
+                return;
+            };
+            let answer = read(conn, item);
+            let failed = answer.is_err();
+            *answers[at].lock().unwrap_or_else(PoisonError::into_inner) = Some(answer);
+            if failed {
+                next.store(items.len(), Ordering::Release);
+                return;
+            }
+        }
+    };
+    match second {
+        Some(second) if items.len() > 1 => on_both(first, second, work),
+        _ => work(first),
+    }
+    answers
+        .into_iter()
+        .filter_map(|a| a.into_inner().unwrap_or_else(PoisonError::into_inner))
+        .collect()
+}
+
+/// Runs `work` on `first` here and on `second` on another thread at once, until both return.
+/// When no thread can be started, only on `first`: `work` must then do everything alone.
+fn on_both<C: Send>(first: &C, second: &mut C, work: impl Fn(&C) + Sync) {
+    std::thread::scope(|scope| {
+        let work = &work;
+        let _helper = std::thread::Builder::new()
+            .name("clawboo-search".into())
+            .spawn_scoped(scope, move || work(second));
+        work(first);
+    });
+}
+
 /// Runs its function when dropped while the thread panics.
 struct OnPanic<F: FnMut()>(F);
 
@@ -213,8 +260,6 @@ impl<F: FnMut()> Drop for OnPanic<F> {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
     use super::super::plan::HoldsRare;
     use super::*;
 
@@ -382,5 +427,56 @@ mod tests {
             }));
             assert!(panicked.is_err());
         }
+    }
+
+    #[test]
+    fn each_item_is_read_once_and_answered_in_its_place_with_one_reader_or_two() {
+        let items: Vec<usize> = (0..40).collect();
+        for two in [false, true] {
+            let (first, mut second) = (0usize, 1usize);
+            let by = [AtomicUsize::new(0), AtomicUsize::new(0)];
+            let answers = each_on_either(
+                &first,
+                two.then_some(&mut second),
+                &items,
+                |reader, item| {
+                    by[*reader].fetch_add(1, Ordering::SeqCst);
+                    // Long enough that one reader cannot take every item before the other starts.
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                    Ok::<_, ()>(item * 10)
+                },
+            )
+            .unwrap();
+            assert_eq!(answers, items.iter().map(|i| i * 10).collect::<Vec<_>>());
+            let by = by.map(|n| n.into_inner());
+            assert_eq!(by[0] + by[1], items.len(), "two: {two}");
+            assert_eq!(by[1] > 0, two, "{by:?}");
+        }
+    }
+
+    #[test]
+    fn a_failed_item_is_the_answer_and_stops_both_readers_and_a_panic_reaches_the_caller() {
+        let items: Vec<usize> = (0..200).collect();
+        let taken = AtomicUsize::new(0);
+        let (first, mut second) = ("first", "second");
+        let failed = each_on_either(&first, Some(&mut second), &items, |_, item| {
+            taken.fetch_add(1, Ordering::SeqCst);
+            std::thread::sleep(std::time::Duration::from_millis(1));
+            if *item == 3 {
+                Err(format!("item {item} failed"))
+            } else {
+                Ok(())
+            }
+        });
+        assert_eq!(failed.unwrap_err(), "item 3 failed");
+        assert!(taken.into_inner() < items.len() / 2);
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut second = "second";
+            each_on_either(&"first", Some(&mut second), &items, |_, item| {
+                assert_ne!(*item, 5, "an item panicked");
+                Ok::<_, ()>(())
+            })
+        }));
+        assert!(panicked.is_err());
     }
 }

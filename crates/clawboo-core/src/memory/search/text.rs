@@ -6,7 +6,8 @@
 //! source the index ranks), and the scores: each candidate's `rank` score relative to the best's,
 //! so the best scores 1, scores never rise down the list and stay above zero. A ranked source
 //! reads the index's best-ranked rows first and looks up only those; the other sources read
-//! newest first, so the cost follows the limit, not how many rows hold the words.
+//! newest first, so the cost follows the limit, not how many rows hold the words. Each read's
+//! candidates are turned into words for the ranking (`rank::Words`) on the thread that read them.
 //!
 //! Must never: build SQL from the query (every `MATCH` expression is a bound parameter).
 
@@ -80,42 +81,46 @@ pub(super) fn candidates(
     scope: &ReadScope,
     model: Option<&str>,
 ) -> Result<Vec<Candidate>, MemoryError> {
-    let Readers { first, second } = readers;
-    let Some(plan) = plan(first, counts, query)? else {
+    let Readers { first, mut second } = readers;
+    let Some(plan) = plan(first, second.as_deref_mut(), counts, query)? else {
         return Ok(Vec::new());
     };
     // How many rows each source other than the shortlist reads, at most.
     let wanted = cap.max(POOL);
     let pool = cap.max(RANKED_POOL) as usize;
     let short = shortlist(&plan, pool);
-    let reads = Schedule::new(&plan, &short, wanted as usize).run(
-        first,
-        second,
-        |conn, read| match read {
-            Read::Shortlist => shortlisted(conn, &plan, &short, pool, scope, model),
-            Read::Phrase(expression) => source_matches(conn, expression, wanted, scope, model),
-            Read::Source(source) => source_matches(conn, &source.expression, wanted, scope, model),
-        },
-    )?;
+    // Each read's candidates are turned into words on the thread that read them: that costs
+    // about as much as reading them, so it is shared by both readers too.
+    let reads =
+        Schedule::new(&plan, &short, wanted as usize).run(first, second, |conn, read| {
+            let matched = match read {
+                Read::Shortlist => shortlisted(conn, &plan, &short, pool, scope, model),
+                Read::Phrase(expression) => source_matches(conn, expression, wanted, scope, model),
+                Read::Source(source) => {
+                    source_matches(conn, &source.expression, wanted, scope, model)
+                }
+            }?;
+            Ok::<_, MemoryError>(with_words(&plan, matched))
+        })?;
     let mut seen = HashSet::new();
     let mut found: Vec<Matched> = Vec::new();
-    let mut keep = |matched: Vec<Matched>| {
-        for m in matched {
+    let mut words: Vec<Words> = Vec::new();
+    let mut keep = |matched: Vec<(Matched, Words)>| {
+        for (m, w) in matched {
             if seen.insert(m.entry.id().to_owned()) {
                 found.push(m);
+                words.push(w);
             }
         }
     };
     reads.into_iter().for_each(&mut keep);
     if let Some(any) = &plan.any {
-        keep(procedure_matches(first, any, wanted, scope)?);
+        keep(with_words(
+            &plan,
+            procedure_matches(first, any, wanted, scope)?,
+        ));
     }
-    let mut families = Families::new(&plan);
-    let words: Vec<Words> = found
-        .iter()
-        .map(|m| Words::of(&m.entry, &mut families))
-        .collect();
-    let scorer = Scorer::new(&plan, &families, &words);
+    let scorer = Scorer::new(&plan, &Families::new(&plan), &words);
     let mut scored: Vec<(f64, Matched)> =
         words.iter().map(|w| scorer.score(w)).zip(found).collect();
     // Stable: among equal scores, the order the sources read them in (best-ranked, then newest).
@@ -130,6 +135,18 @@ pub(super) fn candidates(
             vector: m.vector,
         })
         .collect())
+}
+
+/// Each of `matched` with its words (`rank::Words`), ready to score against `plan`.
+fn with_words(plan: &Plan, matched: Vec<Matched>) -> Vec<(Matched, Words)> {
+    let words: Vec<Words> = {
+        let mut families = Families::new(plan);
+        matched
+            .iter()
+            .map(|m| Words::of(&m.entry, &mut families))
+            .collect()
+    };
+    matched.into_iter().zip(words).collect()
 }
 
 /// The facts of `short`, the shortlist of `plan`'s rare terms' rows, that are in scope, in its
