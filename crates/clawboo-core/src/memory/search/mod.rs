@@ -313,6 +313,15 @@ pub(in crate::memory) fn named<const N: usize>(
     scope.params().into_iter().chain(extra).collect()
 }
 
+/// `rowids` as the list a statement joins to through `json_each` to read those rows: a JSON
+/// array, ascending, so rows come in the order a lookup `IN` the list gives (joining is cheaper:
+/// SQLite copies a list looked up `IN` into a temporary index first).
+fn rowid_list(rowids: &[i64]) -> SqlValue {
+    let mut ascending = rowids.to_vec();
+    ascending.sort_unstable();
+    SqlValue::Text(serde_json::to_string(&ascending).unwrap_or_else(|_| "[]".into()))
+}
+
 /// Named parameters in the form rusqlite binds.
 pub(in crate::memory) fn as_params<'p>(
     params: &'p [(&'static str, SqlValue)],

@@ -43,8 +43,9 @@
 //! 5. when no term is rare: the facts holding any common term, newest first.
 //!
 //! What the index answered about words (counts, rows, corrections) is kept for the next queries
-//! while no connection has written to the file ([`WordCounts`]); the terms' reads not kept yet
-//! are read on both of a search's connections at once, when it has two (`reads::each_on_either`).
+//! while no connection has written to the file ([`WordCounts`]); the terms' reads and the stop
+//! words' counts not kept yet are read on both of a search's connections at once, when it has two
+//! (`reads::each_on_either`).
 //!
 //! Common terms are never ranked by the index (that would cost a scan of their rows) and never
 //! read beyond a limit. Which candidate wins is `rank`'s business. Must never: put a query word
@@ -297,13 +298,25 @@ pub(super) fn plan(
         .prepare_cached("SELECT coalesce(max(rowid), 0) FROM memory_facts")?
         .query_row([], |r| r.get(0))?;
     let common = (total / COMMON_SHARE).clamp(COMMON_AT_LEAST, COMMON_AT_MOST);
-    // Each term's read is independent of the others': those not kept are read on both
-    // connections at once (with `second`), and the loop below finds them kept.
-    let term_reads: Vec<String> = content
+    // Each term's read and each stop word's count is independent of the others': those not kept
+    // are read on both connections at once (with `second`), and the reads below find them kept.
+    // (A stop word is counted unless it opens a question; a corrected term is read below.)
+    let opening = question_opening(&words);
+    let term_reads = content
         .iter()
-        .map(|word| query::match_any(&forms(word)))
-        .collect();
-    counts.read_ahead(conn, second, &term_reads, common + 1, Read::Rows)?;
+        .map(|word| (common + 1, Read::Rows, query::match_any(&forms(word))));
+    let stop_word_counts = words
+        .iter()
+        .skip(opening)
+        .filter(|word| !content.contains(word))
+        .map(|word| {
+            (
+                STOP_WORD_SAMPLE,
+                Read::Count,
+                query::match_any(&forms(word)),
+            )
+        });
+    counts.read_ahead(conn, second, term_reads.chain(stop_word_counts).collect())?;
     let mut terms = Vec::with_capacity(content.len());
     let mut asked: Vec<String> = Vec::new();
     for word in content {
@@ -461,33 +474,30 @@ impl WordCounts {
         Ok(&self.counted[&key])
     }
 
-    /// Reads each of `expressions` not kept yet ([`Counted::read`] up to `limit`), on `conn` and
-    /// `second` at once when two or more are to be read, and keeps them.
+    /// Reads each of `asks` not kept yet ([`Counted::read`] of a `MATCH` expression up to a
+    /// limit, as [`WordCounts::counted`] keeps it), on `conn` and `second` at once when two or
+    /// more are to be read, and keeps them.
     fn read_ahead(
         &mut self,
         conn: &Connection,
         second: Option<&mut Connection>,
-        expressions: &[String],
-        limit: i64,
-        read: Read,
+        asks: Vec<(i64, Read, String)>,
     ) -> Result<(), MemoryError> {
-        let mut unread: Vec<&String> = Vec::new();
-        for expression in expressions {
-            let key = (limit, read, expression.clone());
-            if !self.counted.contains_key(&key) && !unread.contains(&expression) {
-                unread.push(expression);
+        let mut unread: Vec<(i64, Read, String)> = Vec::new();
+        for ask in asks {
+            if !self.counted.contains_key(&ask) && !unread.contains(&ask) {
+                unread.push(ask);
             }
         }
         if unread.len() < 2 {
             return Ok(());
         }
-        let counted = each_on_either(conn, second, &unread, |conn, expression| {
-            Counted::read(conn, expression, limit, read)
+        let counted = each_on_either(conn, second, &unread, |conn, (limit, read, expression)| {
+            Counted::read(conn, expression, *limit, *read)
         })?;
-        for (expression, counted) in unread.into_iter().zip(counted) {
-            self.keep(expression.len() + counted.rows.len() * size_of::<i64>());
-            self.counted
-                .insert((limit, read, expression.clone()), counted);
+        for (ask, counted) in unread.into_iter().zip(counted) {
+            self.keep(ask.2.len() + counted.rows.len() * size_of::<i64>());
+            self.counted.insert(ask, counted);
         }
         Ok(())
     }
@@ -970,7 +980,7 @@ mod tests {
     }
 
     #[test]
-    fn terms_read_ahead_on_two_connections_are_kept_and_plan_as_on_one() {
+    fn words_read_ahead_on_two_connections_are_kept_and_plan_as_on_one() {
         let dir = clawboo_tests::TempDir::new("plan-read-ahead");
         let db = crate::db::Db::open(&dir.db_path()).unwrap();
         let conn = db.conn();
@@ -987,8 +997,9 @@ mod tests {
         let words = ["zephyr", "lock", "file", "held", "absent"];
         let expressions: Vec<String> = words.iter().map(|w| query::match_any(&forms(w))).collect();
         let mut counts = WordCounts::default();
+        let asks = expressions.iter().map(|e| (201, Read::Rows, e.clone()));
         counts
-            .read_ahead(&conn, Some(&mut second), &expressions, 201, Read::Rows)
+            .read_ahead(&conn, Some(&mut second), asks.collect())
             .unwrap();
         for expression in &expressions {
             let kept = &counts.counted[&(201, Read::Rows, expression.clone())];

@@ -1,7 +1,7 @@
 //! Which reads of a full-text search's candidates run, and on which of two connections.
 //!
 //! Owns: the reads in the order one reader takes them (the shortlist's facts, the whole-query
-//! phrase beside a cut shortlist, then the plan's sources), whether each is read (its role's rule
+//! phrase beside a cut shortlist, the plan's sources, then the procedures), whether each is read (its role's rule
 //! after what the every-term source found, and whether the shortlist already holds all it can find:
 //! `plan::Source::is_read`), and [`Schedule::run`]: the reads shared by the store's connection and,
 //! when there is one, a second connection on another thread, each taking the next read as it
@@ -31,6 +31,9 @@ pub(super) enum Read<'p> {
     Phrase(&'p str),
     /// One of the plan's sources.
     Source(&'p Source),
+    /// The procedures holding any term in any form (`Plan::any`), which the facts' index does
+    /// not hold.
+    Procedures(&'p str),
 }
 
 /// A search's reads, in the order one reader takes them.
@@ -71,6 +74,7 @@ impl<'p> Schedule<'p> {
             reads.push(Read::Phrase(phrase));
         }
         reads.extend(plan.sources.iter().map(Read::Source));
+        reads.extend(plan.any.as_deref().map(Read::Procedures));
         let every_term = reads
             .iter()
             .position(|r| matches!(r, Read::Source(s) if s.role == Role::EveryTerm));
@@ -294,6 +298,7 @@ mod tests {
             Read::Shortlist => "shortlist".to_owned(),
             Read::Phrase(p) => format!("phrase {p}"),
             Read::Source(s) => s.expression.clone(),
+            Read::Procedures(any) => format!("procedures {any}"),
         }
     }
 
@@ -377,6 +382,33 @@ mod tests {
                 answers,
                 ["shortlist", "pairs", "lacks a", "lacks b", "runs", "any"],
                 "two: {two}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_procedures_are_read_last_whatever_the_every_term_source_found() {
+        let mut plan = plan(sources());
+        plan.any = Some("a OR b".to_owned());
+        let short = shortlist(false, &[]);
+        let schedule = Schedule::new(&plan, &short, 2);
+        for (every, two) in [(0, false), (0, true), (2, false), (2, true)] {
+            let answers = run(
+                &schedule,
+                two,
+                |name| if name == "every" { every } else { 1 },
+            );
+            assert_eq!(
+                answers.last().map(String::as_str),
+                Some("procedures a OR b"),
+                "every: {every}, two: {two}"
+            );
+            assert_eq!(
+                answers
+                    .iter()
+                    .filter(|a| a.starts_with("procedures"))
+                    .count(),
+                1
             );
         }
     }

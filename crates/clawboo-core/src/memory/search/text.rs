@@ -24,7 +24,7 @@ use super::super::{
 use super::plan::{Plan, WordCounts, plan};
 use super::rank::{Families, Scorer, Shortlist, TITLE_WEIGHT, Words, shortlist};
 use super::reads::{Read, Schedule};
-use super::{Candidate, MatchedVia, SearchHit, as_params, named};
+use super::{Candidate, MatchedVia, SearchHit, as_params, named, rowid_list};
 
 /// How many rows a source read newest first yields, at least (more when more hits are asked for).
 const POOL: u32 = 30;
@@ -99,6 +99,7 @@ pub(super) fn candidates(
                 Read::Source(source) => {
                     source_matches(conn, &source.expression, wanted, scope, model)
                 }
+                Read::Procedures(any) => procedure_matches(conn, any, wanted, scope),
             }?;
             Ok::<_, MemoryError>(with_words(&plan, matched))
         })?;
@@ -114,12 +115,6 @@ pub(super) fn candidates(
         }
     };
     reads.into_iter().for_each(&mut keep);
-    if let Some(any) = &plan.any {
-        keep(with_words(
-            &plan,
-            procedure_matches(first, any, wanted, scope)?,
-        ));
-    }
     let scorer = Scorer::new(&plan, &Families::new(&plan), &words);
     let mut scored: Vec<(f64, Matched)> =
         words.iter().map(|w| scorer.score(w)).zip(found).collect();
@@ -171,7 +166,7 @@ fn shortlisted(
     Ok(matched)
 }
 
-/// The facts with `rowids` that are in scope, in any order.
+/// The facts with `rowids` (distinct) that are in scope, oldest first.
 fn facts_by_rowid(
     conn: &Connection,
     rowids: &[i64],
@@ -181,11 +176,10 @@ fn facts_by_rowid(
     if rowids.is_empty() {
         return Ok(Vec::new());
     }
-    let list = serde_json::to_string(rowids).unwrap_or_else(|_| "[]".into());
     let params = named(
         scope,
         [
-            (":rowids", SqlValue::Text(list)),
+            (":rowids", rowid_list(rowids)),
             (
                 ":model",
                 model.map_or(SqlValue::Null, |m| SqlValue::Text(m.to_owned())),
@@ -198,8 +192,8 @@ fn facts_by_rowid(
             fact_columns!(),
             ", m.rowid AS rowid,
                CASE WHEN m.embedding_model = :model THEN m.embedding END AS same_model_embedding
-             FROM memory_facts m
-             WHERE m.rowid IN (SELECT value FROM json_each(:rowids)) AND ",
+             FROM json_each(:rowids) AS wanted JOIN memory_facts m ON m.rowid = wanted.value
+             WHERE ",
             scope_filter!()
         ))?
         .query_map(as_params(&params).as_slice(), fact_match)?
@@ -851,6 +845,16 @@ mod tests {
             .into_iter()
             .map(|h| (h.entry.id().to_owned(), h.score))
             .collect())
+    }
+
+    #[test]
+    fn facts_asked_by_rowid_come_oldest_first_in_any_order_asked() {
+        let (memory, _) = store();
+        let conn = memory.db.conn();
+        // Rows read in the same order whatever order the shortlist gave keeps ties in place.
+        let read = facts_by_rowid(&conn, &[7, 2, 19, 5], &ReadScope::default(), None).unwrap();
+        let rowids: Vec<i64> = read.iter().map(|m| m.rowid).collect();
+        assert_eq!(rowids, [2, 5, 7, 19]);
     }
 
     #[test]

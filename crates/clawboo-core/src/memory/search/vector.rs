@@ -17,7 +17,7 @@ use rusqlite::types::Value as SqlValue;
 use super::super::embed::from_blob;
 use super::super::vectors::{self, ScanCopy};
 use super::super::{Entry, MemoryError, ReadScope, fact_columns, fact_from_row, scope_filter};
-use super::{Candidate, as_params, named};
+use super::{Candidate, as_params, named, rowid_list};
 
 /// Vector search reads back this many of the index's nearest candidates per hit asked for: the
 /// index's int8 order is within about 0.01 of the exact cosine, so the exact best `limit` are
@@ -57,18 +57,18 @@ pub(super) fn nearest(
     }
 }
 
-/// The facts with `rowids` that are in scope and embedded by `model`, with their vectors.
+/// The facts with `rowids` (distinct) that are in scope and embedded by `model`, with their
+/// vectors.
 fn facts_by_rowid(
     conn: &Connection,
     rowids: &[i64],
     model: &str,
     scope: &ReadScope,
 ) -> Result<Vec<Candidate>, MemoryError> {
-    let list = serde_json::to_string(rowids).unwrap_or_else(|_| "[]".into());
     let params = named(
         scope,
         [
-            (":rowids", SqlValue::Text(list)),
+            (":rowids", rowid_list(rowids)),
             (":model", SqlValue::Text(model.to_owned())),
         ],
     );
@@ -76,9 +76,9 @@ fn facts_by_rowid(
         .prepare_cached(concat!(
             "SELECT ",
             fact_columns!(),
-            ", m.embedding AS embedding FROM memory_facts m
-             WHERE m.rowid IN (SELECT value FROM json_each(:rowids))
-               AND m.embedding_model = :model AND ",
+            ", m.embedding AS embedding
+             FROM json_each(:rowids) AS wanted JOIN memory_facts m ON m.rowid = wanted.value
+             WHERE m.embedding_model = :model AND ",
             scope_filter!()
         ))?
         .query_map(as_params(&params).as_slice(), |r| {
