@@ -314,11 +314,12 @@ pub(in crate::memory) fn named<const N: usize>(
 }
 
 /// `rowids` as the list a statement joins to through `json_each` to read those rows: a JSON
-/// array, ascending, so rows come in the order a lookup `IN` the list gives (joining is cheaper:
-/// SQLite copies a list looked up `IN` into a temporary index first).
+/// array, ascending and each once, so the rows come as a lookup `IN` the list gives them (joining
+/// is cheaper: SQLite copies a list looked up `IN` into a temporary index first).
 fn rowid_list(rowids: &[i64]) -> SqlValue {
     let mut ascending = rowids.to_vec();
     ascending.sort_unstable();
+    ascending.dedup();
     SqlValue::Text(serde_json::to_string(&ascending).unwrap_or_else(|_| "[]".into()))
 }
 

@@ -57,8 +57,8 @@ pub(super) fn nearest(
     }
 }
 
-/// The facts with `rowids` (distinct) that are in scope and embedded by `model`, with their
-/// vectors.
+/// The facts with `rowids` that are in scope and embedded by `model`, with their vectors, each
+/// once.
 fn facts_by_rowid(
     conn: &Connection,
     rowids: &[i64],
