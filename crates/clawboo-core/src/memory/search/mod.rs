@@ -173,7 +173,7 @@ pub enum SearchMode {
     Fts,
     /// Cosine similarity of embeddings.
     Vector,
-    /// 0.6 × vector + 0.4 × full-text.
+    /// 0.6 × vector similarity + 0.4 × full-text score.
     Hybrid,
 }
 
@@ -264,20 +264,7 @@ pub(in crate::memory) fn run(
     };
     let conn = db.conn();
     let model = provider.id();
-    let overfetch = if mode == SearchMode::Hybrid {
-        vector::HYBRID_OVERFETCH
-    } else {
-        vector::VECTOR_OVERFETCH
-    };
-    let mut candidates = vector::nearest(
-        &conn,
-        &kept.scan_copy,
-        &vector,
-        &model,
-        limit,
-        overfetch,
-        scope,
-    )?;
+    let mut candidates = vector::nearest(&conn, &kept.scan_copy, &vector, &model, limit, scope)?;
     if mode == SearchMode::Hybrid {
         let mut second = kept.second_reader(db);
         let text = text::candidates(

@@ -19,16 +19,16 @@ use super::super::vectors::{self, ScanCopy};
 use super::super::{Entry, MemoryError, ReadScope, fact_columns, fact_from_row, scope_filter};
 use super::{Candidate, as_params, named, rowid_list};
 
-/// Vector search reads back this many of the index's nearest candidates per hit asked for: the
-/// index's int8 order is within about 0.01 of the exact cosine, so the exact best `limit` are
-/// among its best `3 × limit` (recall@10 against exact search 0.998 at a million facts).
-pub(super) const VECTOR_OVERFETCH: usize = 3;
-/// Hybrid reads back more: its similarity is rescaled over the candidates (`blend`), so the pool
-/// is part of the score, and a fact further down can still win on its words.
-pub(super) const HYBRID_OVERFETCH: usize = 10;
+/// Vector and hybrid search read back this many of the index's nearest candidates per hit asked
+/// for: the index's int8 order is within about 0.01 of the exact cosine, so the exact best `limit`
+/// are among its best `3 × limit` (recall@10 against exact search 0.998 at a million facts). Hybrid
+/// needs no more: a fact that matches no word of the query scores its similarity alone (`blend`),
+/// so one past the nearest `limit` can never reach the hits, and the full-text hits join the
+/// candidates on their own.
+const OVERFETCH: usize = 3;
 
 /// The facts nearest `query_vector` among every in-scope fact embedded by `model`: the index
-/// proposes the nearest `limit × overfetch` rowids (then four times more, while the scope filters
+/// proposes the nearest `limit × OVERFETCH` rowids (then four times more, while the scope filters
 /// too many out and the index has more), and those are read back with the scope filter and their
 /// stored vectors. `copy` is the process's copy of what the index scans (`vectors`).
 pub(super) fn nearest(
@@ -37,10 +37,9 @@ pub(super) fn nearest(
     query_vector: &[f32],
     model: &str,
     limit: u32,
-    overfetch: usize,
     scope: &ReadScope,
 ) -> Result<Vec<Candidate>, MemoryError> {
-    let mut wanted = (limit as usize * overfetch).max(overfetch);
+    let mut wanted = (limit as usize * OVERFETCH).max(OVERFETCH);
     loop {
         let rowids = vectors::nearest(
             conn,
