@@ -582,6 +582,65 @@ fn hybrid_is_the_default_with_a_provider_and_blends_words_and_meaning() {
 }
 
 #[test]
+fn hybrid_in_a_file_finds_what_one_connection_finds() {
+    // A store in a file has a second reader, which takes some of hybrid search's full-text reads;
+    // one in memory reads everything on its only connection. The full-text hits that join the
+    // nearest facts get their vectors after the reads, in both.
+    let dir = clawboo_tests::TempDir::new("hybrid-at-once");
+    let provider = || Embedder::with(Some(fake_ollama()));
+    let stores = [
+        Memory::new(Db::open(&dir.db_path()).unwrap(), provider()),
+        Memory::new(Db::open_in_memory().unwrap(), provider()),
+    ];
+    const WORDS: [&str; 12] = [
+        "deploy", "stripe", "payment", "queue", "retry", "cache", "invoice", "webhook", "timeout",
+        "garden", "release", "token",
+    ];
+    let g = WriteScope::default();
+    for i in 0..60 {
+        let words: Vec<&str> = (0..5)
+            .map(|k| WORDS[(i * 7 + k * 5) % WORDS.len()])
+            .collect();
+        for store in &stores {
+            fact(store, &format!("note {i}"), &words.join(" and "), &g);
+        }
+    }
+    for store in &stores {
+        store
+            .save_procedure("refund", "how to refund a stripe payment", &g)
+            .unwrap();
+    }
+    let found = |store: &Memory, query: &str| -> Vec<(String, String)> {
+        let outcome = store
+            .search(query, Some(SearchMode::Hybrid), 10, &ReadScope::default())
+            .unwrap();
+        assert_eq!(outcome.degraded, None);
+        outcome
+            .hits
+            .into_iter()
+            .map(|h| {
+                let name = match h.entry {
+                    Entry::Fact(f) => f.title,
+                    Entry::Procedure(p) => p.name,
+                };
+                (name, format!("{:.9} {:?}", h.score, h.matched_via))
+            })
+            .collect()
+    };
+    for query in [
+        "stripe payment",
+        "retry the webhook",
+        "garden",
+        "refund",
+        "nothing like it",
+    ] {
+        let in_file = found(&stores[0], query);
+        assert_eq!(in_file.len(), 10, "{query}");
+        assert_eq!(in_file, found(&stores[1], query), "{query}");
+    }
+}
+
+#[test]
 fn auto_memory_uses_scope_and_drops_flagged_facts() {
     let m = store();
     fact(

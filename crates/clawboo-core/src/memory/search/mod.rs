@@ -19,9 +19,10 @@
 //! - vector search covers every in-scope fact embedded by the current model, through the vector
 //!   index kept in the file (`memory::vectors`: approximate candidates, re-scored exactly; its
 //!   recall against exact search is a bench row) (the reference: only the newest 200 / 1,000);
-//!   hybrid adds every full-text hit to them;
+//!   hybrid adds the best full-text hits to them;
 //! - procedures are searched too (by name and content), newest version only; they have no
-//!   vectors, so in hybrid mode they score on their words alone.
+//!   vectors, so in hybrid mode they count as the least similar candidate and compete on their
+//!   words.
 //!
 //! Guarantees: every score is in `[0, 1]` and hits come best first. Must never: build SQL from the
 //! query (every `MATCH` expression is a bound parameter), or compare vectors made by different
@@ -37,6 +38,7 @@ mod text;
 mod typo;
 mod vector;
 
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
@@ -267,14 +269,20 @@ pub(in crate::memory) fn run(
     let mut candidates = vector::nearest(&conn, &kept.scan_copy, &vector, &model, limit, scope)?;
     if mode == SearchMode::Hybrid {
         let mut second = kept.second_reader(db);
-        let text = text::candidates(
+        let mut text = text::candidates(
             readers(&conn, &mut second),
             &mut kept.word_counts(),
             query,
             HYBRID_TEXT_POOL,
             scope,
-            Some(&model),
         )?;
+        // The full-text hits not among the nearest join them with their vectors, read now for
+        // these few rather than with every candidate the full-text reads looked at.
+        let already_near: HashSet<&str> = candidates.iter().map(|c| c.entry.id()).collect();
+        let joining = text
+            .iter_mut()
+            .filter(|hit| !already_near.contains(hit.entry.id()));
+        vector::add_vectors(&conn, joining, &model)?;
         blend::add_text(&mut candidates, text);
     }
     Ok(SearchOutcome {

@@ -16,7 +16,6 @@ use std::collections::{HashMap, HashSet};
 use rusqlite::Connection;
 use rusqlite::types::Value as SqlValue;
 
-use super::super::embed::from_blob;
 use super::super::{
     Entry, FACT_COLUMNS, MemoryError, ReadScope, fact_columns, fact_from_row,
     latest_procedure_only, procedure_columns, procedure_from_row, scope_filter,
@@ -39,8 +38,6 @@ struct Matched {
     entry: Entry,
     /// Its rowid (a procedure's, for a procedure).
     rowid: i64,
-    /// Its vector, when the current model made one.
-    vector: Option<Vec<f32>>,
 }
 
 /// The connections a full-text search reads through: the store's, and a second on the same file
@@ -60,7 +57,7 @@ pub(super) fn hits(
     limit: u32,
     scope: &ReadScope,
 ) -> Result<Vec<SearchHit>, MemoryError> {
-    Ok(candidates(readers, counts, query, limit, scope, None)?
+    Ok(candidates(readers, counts, query, limit, scope)?
         .into_iter()
         .map(|c| SearchHit {
             score: c.text.unwrap_or(0.0),
@@ -71,7 +68,7 @@ pub(super) fn hits(
 }
 
 /// The `cap` best full-text matches among facts and procedures, best first, with scores in
-/// `(0, 1]`. With `model`, a fact's vector is kept when that model made it. What the index says of
+/// `(0, 1]`, without vectors (hybrid search reads those of the few it keeps). What the index says of
 /// the query's words is read through `counts`.
 pub(super) fn candidates(
     readers: Readers<'_>,
@@ -79,7 +76,6 @@ pub(super) fn candidates(
     query: &str,
     cap: u32,
     scope: &ReadScope,
-    model: Option<&str>,
 ) -> Result<Vec<Candidate>, MemoryError> {
     let Readers { first, mut second } = readers;
     let Some(plan) = plan(first, second.as_deref_mut(), counts, query)? else {
@@ -94,11 +90,9 @@ pub(super) fn candidates(
     let reads =
         Schedule::new(&plan, &short, wanted as usize).run(first, second, |conn, read| {
             let matched = match read {
-                Read::Shortlist => shortlisted(conn, &plan, &short, pool, scope, model),
-                Read::Phrase(expression) => source_matches(conn, expression, wanted, scope, model),
-                Read::Source(source) => {
-                    source_matches(conn, &source.expression, wanted, scope, model)
-                }
+                Read::Shortlist => shortlisted(conn, &plan, &short, pool, scope),
+                Read::Phrase(expression) => source_matches(conn, expression, wanted, scope),
+                Read::Source(source) => source_matches(conn, &source.expression, wanted, scope),
                 Read::Procedures(any) => procedure_matches(conn, any, wanted, scope),
             }?;
             Ok::<_, MemoryError>(with_words(&plan, matched))
@@ -127,7 +121,7 @@ pub(super) fn candidates(
         .map(|(score, m)| Candidate {
             entry: m.entry,
             text: Some((score / top).clamp(MIN_SCORE, 1.0)),
-            vector: m.vector,
+            vector: None,
         })
         .collect())
 }
@@ -153,12 +147,11 @@ fn shortlisted(
     short: &Shortlist,
     pool: usize,
     scope: &ReadScope,
-    model: Option<&str>,
 ) -> Result<Vec<Matched>, MemoryError> {
-    let mut matched = facts_by_rowid(conn, &short.rows, scope, model)?;
+    let mut matched = facts_by_rowid(conn, &short.rows, scope)?;
     if matched.len() < short.rows.len() && short.cut {
         let all = shortlist(plan, usize::MAX).rows;
-        matched = facts_by_rowid(conn, &all, scope, model)?;
+        matched = facts_by_rowid(conn, &all, scope)?;
         let position: HashMap<i64, usize> = all.iter().enumerate().map(|(i, r)| (*r, i)).collect();
         matched.sort_by_key(|m| position.get(&m.rowid).copied().unwrap_or(usize::MAX));
         matched.truncate(pool);
@@ -171,27 +164,16 @@ fn facts_by_rowid(
     conn: &Connection,
     rowids: &[i64],
     scope: &ReadScope,
-    model: Option<&str>,
 ) -> Result<Vec<Matched>, MemoryError> {
     if rowids.is_empty() {
         return Ok(Vec::new());
     }
-    let params = named(
-        scope,
-        [
-            (":rowids", rowid_list(rowids)),
-            (
-                ":model",
-                model.map_or(SqlValue::Null, |m| SqlValue::Text(m.to_owned())),
-            ),
-        ],
-    );
+    let params = named(scope, [(":rowids", rowid_list(rowids))]);
     let matched = conn
         .prepare_cached(concat!(
             "SELECT ",
             fact_columns!(),
-            ", m.rowid AS rowid,
-               CASE WHEN m.embedding_model = :model THEN m.embedding END AS same_model_embedding
+            ", m.rowid AS rowid
              FROM json_each(:rowids) AS wanted JOIN memory_facts m ON m.rowid = wanted.value
              WHERE ",
             scope_filter!()
@@ -207,25 +189,19 @@ fn source_matches(
     expression: &str,
     wanted: u32,
     scope: &ReadScope,
-    model: Option<&str>,
 ) -> Result<Vec<Matched>, MemoryError> {
     let params = named(
         scope,
         [
             (":query", SqlValue::Text(expression.to_owned())),
             (":limit", SqlValue::Integer(i64::from(wanted))),
-            (
-                ":model",
-                model.map_or(SqlValue::Null, |m| SqlValue::Text(m.to_owned())),
-            ),
         ],
     );
     let matched = conn
         .prepare_cached(concat!(
             "SELECT ",
             fact_columns!(),
-            ", m.rowid AS rowid,
-               CASE WHEN m.embedding_model = :model THEN m.embedding END AS same_model_embedding
+            ", m.rowid AS rowid
              FROM (SELECT rowid AS key FROM clawboo_facts_newest_fts
                    WHERE clawboo_facts_newest_fts MATCH :query) AS hits
              JOIN memory_facts m ON m.rowid = -hits.key
@@ -272,7 +248,6 @@ fn procedure_matches(
             Ok(Matched {
                 entry: Entry::Procedure(procedure_from_row(r)?),
                 rowid: r.get("rowid")?,
-                vector: None,
             })
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
@@ -281,12 +256,10 @@ fn procedure_matches(
 
 /// A fact match from a row of [`facts_by_rowid`] or [`source_matches`].
 fn fact_match(r: &rusqlite::Row<'_>) -> rusqlite::Result<Matched> {
-    // The statements select `rowid` and `same_model_embedding` right after the fact's columns.
-    let same_model_blob: Option<Vec<u8>> = r.get(FACT_COLUMNS + 1)?;
+    // The statements select `rowid` right after the fact's columns.
     Ok(Matched {
         entry: Entry::Fact(fact_from_row(r)?),
         rowid: r.get(FACT_COLUMNS)?,
-        vector: same_model_blob.as_deref().and_then(from_blob),
     })
 }
 
@@ -852,7 +825,7 @@ mod tests {
         let (memory, _) = store();
         let conn = memory.db.conn();
         // Rows read in the same order whatever order the shortlist gave keeps ties in place.
-        let read = facts_by_rowid(&conn, &[7, 2, 19, 5, 7], &ReadScope::default(), None).unwrap();
+        let read = facts_by_rowid(&conn, &[7, 2, 19, 5, 7], &ReadScope::default()).unwrap();
         let rowids: Vec<i64> = read.iter().map(|m| m.rowid).collect();
         assert_eq!(rowids, [2, 5, 7, 19]);
     }

@@ -9,6 +9,7 @@
 //! Must never: compare vectors made by different models (only rows whose `embedding_model` is the
 //! current model's are read).
 
+use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
 use rusqlite::Connection;
@@ -92,10 +93,45 @@ fn facts_by_rowid(
     Ok(found)
 }
 
+/// Gives each of `hits` that is a fact embedded by `model` its stored vector: the full-text hits
+/// that join a hybrid search's candidates, read here for the few kept rather than with every
+/// candidate the full-text reads looked at (a vector is a few kilobytes).
+pub(super) fn add_vectors<'c>(
+    conn: &Connection,
+    hits: impl IntoIterator<Item = &'c mut Candidate>,
+    model: &str,
+) -> Result<(), MemoryError> {
+    let mut hits: HashMap<String, &mut Candidate> = hits
+        .into_iter()
+        .filter(|hit| matches!(hit.entry, Entry::Fact(_)))
+        .map(|hit| (hit.entry.id().to_owned(), hit))
+        .collect();
+    if hits.is_empty() {
+        return Ok(());
+    }
+    let ids: Vec<&str> = hits.keys().map(String::as_str).collect();
+    let ids = serde_json::to_string(&ids).unwrap_or_else(|_| "[]".into());
+    let mut statement = conn.prepare_cached(
+        "SELECT m.id, m.embedding
+         FROM json_each(?1) AS wanted JOIN memory_facts m ON m.id = wanted.value
+         WHERE m.embedding_model = ?2",
+    )?;
+    let mut rows = statement.query((ids, model))?;
+    while let Some(row) = rows.next()? {
+        let id: String = row.get(0)?;
+        let blob: Option<Vec<u8>> = row.get(1)?;
+        if let Some(hit) = hits.get_mut(&id) {
+            hit.vector = blob.as_deref().and_then(from_blob);
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::super::embed::Provider;
     use super::super::SearchMode;
+    use super::*;
     use crate::db::Db;
     use crate::memory::{Embedder, Memory, NewFact, ReadScope, WriteScope};
 
@@ -194,5 +230,64 @@ mod tests {
             .hits;
         assert_eq!(hits[0].entry.id(), old.id);
         assert!(hits.iter().all(|h| h.entry.id() != team_only.id));
+    }
+
+    #[test]
+    fn full_text_hits_joining_hybrid_get_their_vectors_of_the_model_only() {
+        let provider = Provider::Ollama {
+            base: clawboo_tests::loopback::ollama().base,
+            model: "nomic-embed-text".into(),
+        };
+        let memory = Memory::new(
+            Db::open_in_memory().unwrap(),
+            Embedder::with(Some(provider.clone())),
+        );
+        let save = |title: &str| {
+            let fact = NewFact {
+                title,
+                content: "stripe refunds",
+                tags: &[],
+            };
+            memory.save_fact(&fact, &WriteScope::default()).unwrap()
+        };
+        let (embedded, other_model) = (save("embedded"), save("other model"));
+        let procedure = memory
+            .save_procedure("refund", "how to refund", &WriteScope::default())
+            .unwrap();
+        let conn = memory.db.conn();
+        conn.execute(
+            "UPDATE memory_facts SET embedding_model = 'openai:other' WHERE id = ?1",
+            [&other_model.id],
+        )
+        .unwrap();
+        let stored: Vec<u8> = conn
+            .query_row(
+                "SELECT embedding FROM memory_facts WHERE id = ?1",
+                [&embedded.id],
+                |r| r.get(0),
+            )
+            .unwrap();
+        let mut hits: Vec<Candidate> = [
+            Entry::Fact(embedded),
+            Entry::Fact(other_model),
+            Entry::Procedure(procedure),
+        ]
+        .into_iter()
+        .map(|entry| Candidate {
+            entry,
+            text: Some(1.0),
+            vector: None,
+        })
+        .collect();
+        add_vectors(&conn, hits.iter_mut(), &provider.id()).unwrap();
+        assert_eq!(hits[0].vector, from_blob(&stored));
+        assert!(hits[0].vector.is_some());
+        assert_eq!(
+            hits[1].vector, None,
+            "a vector of another model is never read"
+        );
+        assert_eq!(hits[2].vector, None, "a procedure has none");
+        // Nothing asked, nothing read.
+        add_vectors(&conn, [], &provider.id()).unwrap();
     }
 }
