@@ -135,8 +135,8 @@ mod tests {
     use crate::db::Db;
     use crate::memory::{Embedder, Memory, NewFact, ReadScope, WriteScope};
 
-    #[test]
-    fn an_old_fact_is_found_by_meaning_behind_thousands_of_newer_ones() {
+    /// A store in memory whose provider is a loopback Ollama, and that provider.
+    fn embedding_store() -> (Provider, Memory) {
         let provider = Provider::Ollama {
             base: clawboo_tests::loopback::ollama().base,
             model: "nomic-embed-text".into(),
@@ -145,6 +145,12 @@ mod tests {
             Db::open_in_memory().unwrap(),
             Embedder::with(Some(provider.clone())),
         );
+        (provider, memory)
+    }
+
+    #[test]
+    fn an_old_fact_is_found_by_meaning_behind_thousands_of_newer_ones() {
+        let (provider, memory) = embedding_store();
         let old = NewFact {
             title: "Payments",
             content: "refunds go through the stripe dashboard",
@@ -234,14 +240,7 @@ mod tests {
 
     #[test]
     fn full_text_hits_joining_hybrid_get_their_vectors_of_the_model_only() {
-        let provider = Provider::Ollama {
-            base: clawboo_tests::loopback::ollama().base,
-            model: "nomic-embed-text".into(),
-        };
-        let memory = Memory::new(
-            Db::open_in_memory().unwrap(),
-            Embedder::with(Some(provider.clone())),
-        );
+        let (provider, memory) = embedding_store();
         let save = |title: &str| {
             let fact = NewFact {
                 title,
