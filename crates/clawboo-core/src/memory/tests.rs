@@ -586,7 +586,7 @@ fn hybrid_in_a_file_finds_what_one_connection_finds() {
     // A store in a file has a second reader, which takes some of hybrid search's full-text reads;
     // one in memory reads everything on its only connection. The full-text hits that join the
     // nearest facts get their vectors after the reads, in both.
-    let dir = clawboo_tests::TempDir::new("hybrid-at-once");
+    let dir = clawboo_tests::TempDir::new("hybrid-two-readers");
     let provider = || Embedder::with(Some(fake_ollama()));
     let stores = [
         Memory::new(Db::open(&dir.db_path()).unwrap(), provider()),

@@ -19,7 +19,7 @@
 //!
 //! Must never: read the database (the candidates arrive read and scoped).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::super::embed::cosine;
 use super::{Candidate, MatchedVia, SearchHit, SearchMode};
@@ -28,23 +28,27 @@ use super::{Candidate, MatchedVia, SearchHit, SearchMode};
 const VECTOR_WEIGHT: f64 = 0.6;
 const TEXT_WEIGHT: f64 = 0.4;
 
-/// Adds the full-text hits `text` to the vector `candidates`: a fact already there takes its
-/// full-text score, any other joins them.
-pub(super) fn add_text(candidates: &mut Vec<Candidate>, text: Vec<Candidate>) {
-    let mut position: HashMap<String, usize> = candidates
+/// Gives each of the vector `candidates` that is among the full-text hits `text` its full-text
+/// score, and returns the other hits, which join the candidates (each once, in `text`'s order).
+pub(super) fn take_text_scores(
+    candidates: &mut [Candidate],
+    text: Vec<Candidate>,
+) -> Vec<Candidate> {
+    let position: HashMap<String, usize> = candidates
         .iter()
         .enumerate()
         .map(|(i, c)| (c.entry.id().to_owned(), i))
         .collect();
+    let mut joining: Vec<Candidate> = Vec::new();
+    let mut joined = HashSet::new();
     for hit in text {
         match position.get(hit.entry.id()) {
             Some(&i) => candidates[i].text = hit.text,
-            None => {
-                position.insert(hit.entry.id().to_owned(), candidates.len());
-                candidates.push(hit);
-            }
+            None if joined.insert(hit.entry.id().to_owned()) => joining.push(hit),
+            None => {}
         }
     }
+    joining
 }
 
 /// The `limit` best of `candidates` for `mode` (vector or hybrid), best first. In vector mode a
@@ -184,6 +188,21 @@ mod tests {
         alone.vector = None;
         let hits = score(vec![alone], &[1.0, 0.0], SearchMode::Hybrid, 10);
         assert!((hits[0].score - 0.2).abs() < 1e-9, "{}", hits[0].score);
+    }
+
+    #[test]
+    fn a_near_fact_takes_its_text_score_and_the_other_hits_join_once_in_order() {
+        let mut near = vec![candidate("near", 0.9, None)];
+        let text = vec![
+            candidate("only-words", 0.5, Some(1.0)),
+            candidate("near", 0.9, Some(0.7)),
+            candidate("only-words", 0.5, Some(1.0)),
+            candidate("also-words", 0.5, Some(0.4)),
+        ];
+        let joining = take_text_scores(&mut near, text);
+        assert_eq!(near[0].text, Some(0.7));
+        let joining: Vec<&str> = joining.iter().map(|c| c.entry.id()).collect();
+        assert_eq!(joining, ["only-words", "also-words"]);
     }
 
     #[test]

@@ -38,7 +38,6 @@ mod text;
 mod typo;
 mod vector;
 
-use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
@@ -269,7 +268,7 @@ pub(in crate::memory) fn run(
     let mut candidates = vector::nearest(&conn, &kept.scan_copy, &vector, &model, limit, scope)?;
     if mode == SearchMode::Hybrid {
         let mut second = kept.second_reader(db);
-        let mut text = text::candidates(
+        let text = text::candidates(
             readers(&conn, &mut second),
             &mut kept.word_counts(),
             query,
@@ -278,12 +277,9 @@ pub(in crate::memory) fn run(
         )?;
         // The full-text hits not among the nearest join them with their vectors, read now for
         // these few rather than with every candidate the full-text reads looked at.
-        let already_near: HashSet<&str> = candidates.iter().map(|c| c.entry.id()).collect();
-        let joining = text
-            .iter_mut()
-            .filter(|hit| !already_near.contains(hit.entry.id()));
-        vector::add_vectors(&conn, joining, &model)?;
-        blend::add_text(&mut candidates, text);
+        let mut joining = blend::take_text_scores(&mut candidates, text);
+        vector::add_vectors(&conn, joining.iter_mut(), &model)?;
+        candidates.extend(joining);
     }
     Ok(SearchOutcome {
         hits: blend::score(candidates, &vector, mode, limit),
