@@ -37,7 +37,8 @@
 //!    than the shortlist keeps, since the shortlist then chooses among them by age and an older
 //!    fact saying the whole query would be left out. A phrase read costs more than a word's
 //!    (FTS5 walks the stop words' long position lists, for every row of the rarest word when few
-//!    facts say the phrase), so it is read only then; which source is read after which is
+//!    facts say the phrase), so it is read only then, and through a cheaper superset of it when
+//!    it has one (its runs of content words near each other, [`Plan::phrase_superset`]); which source is read after which is
 //!    [`Role`]'s, and a source whose every fact holds a rare term the shortlist kept every fact
 //!    of is never read ([`HoldsRare`]);
 //! 5. when no term is rare: the facts holding any common term, newest first.
@@ -249,6 +250,10 @@ pub(super) struct Plan {
     /// too many: a source when no term is rare, and read beside the rare terms' rows when more
     /// facts hold every rare term than are shortlisted (`text`).
     pub(super) phrase: Option<String>,
+    /// A cheaper read holding every fact that says [`Plan::phrase`], when there is one: its runs
+    /// of content words near each other ([`phrase_superset`]). `text` reads its newest facts and
+    /// keeps those saying the phrase, instead of asking the index for the phrase itself.
+    pub(super) phrase_superset: Option<String>,
     /// The sources beside the rare terms' rows, in the order they are read.
     pub(super) sources: Vec<Source>,
     /// Any term in any form, as typed or corrected, for the procedures (few enough to rank
@@ -372,6 +377,10 @@ impl Plan {
             phrase: (2..=MAX_PHRASE_WORDS)
                 .contains(&said.len())
                 .then(|| phrase(&said)),
+            phrase_superset: (2..=MAX_PHRASE_WORDS)
+                .contains(&said.len())
+                .then(|| phrase_superset(&said))
+                .flatten(),
             said,
             terms,
             stop_words: Vec::new(),
@@ -731,6 +740,35 @@ fn phrase(words: &[String]) -> String {
     format!("\"{}\"", words.join(" ").replace('"', ""))
 }
 
+/// The runs of content words of `said` (what lies between its stop words), each a phrase, as
+/// one `NEAR` group spanning at most `said`'s length: every fact saying `said` as a phrase
+/// matches it. FTS5 reads it from the content words' lists alone, where the phrase costs a
+/// walk of every stop word's (long) list too. `None` when `said` has no stop word (the phrase
+/// is then as cheap) or fewer than two runs: one run near itself is every fact holding it,
+/// often more than a read takes, and the phrase would be read after all.
+fn phrase_superset(said: &[String]) -> Option<String> {
+    let mut runs: Vec<Vec<String>> = Vec::new();
+    let mut in_run = false;
+    for word in said {
+        if is_stop_word(word) {
+            in_run = false;
+        } else if in_run && let Some(run) = runs.last_mut() {
+            run.push(word.clone());
+        } else {
+            runs.push(vec![word.clone()]);
+            in_run = true;
+        }
+    }
+    let stop_words = said.len() - runs.iter().map(Vec::len).sum::<usize>();
+    if stop_words == 0 || runs.len() < 2 {
+        return None;
+    }
+    // FTS5 counts the tokens between the first run and the last, those of the runs between
+    // included: never more than `said`'s length.
+    let runs: Vec<String> = runs.iter().map(|run| phrase(run)).collect();
+    Some(format!("NEAR({}, {})", runs.join(" "), said.len()))
+}
+
 /// A source of the facts saying any of `phrases` (none when there is none), which may hold no
 /// rare term.
 fn any_phrase_of(phrases: Vec<String>, role: Role) -> Option<Source> {
@@ -848,6 +886,25 @@ mod tests {
     fn planned(terms: Vec<Term>, query: &str) -> Vec<String> {
         let plan = Plan::for_test(query, terms);
         plan.sources.into_iter().map(|s| s.expression).collect()
+    }
+
+    #[test]
+    fn the_phrase_superset_is_its_content_runs_near_each_other_within_its_length() {
+        let superset = |query: &str| phrase_superset(&query::words(query));
+        assert_eq!(
+            superset("the executor will not invoke poll on it").as_deref(),
+            Some(r#"NEAR("executor" "invoke poll", 8)"#)
+        );
+        // One run alone, or no stop word: the phrase is read as it is.
+        assert_eq!(superset("to be used for any"), None);
+        assert_eq!(superset("bounded channel sender"), None);
+        // Only the plan of a phrase (two words to the most) has one.
+        let plan = |query: &str| Plan::for_test(query, Vec::new()).phrase_superset;
+        assert_eq!(
+            plan("open the file").as_deref(),
+            Some(r#"NEAR("open" "file", 3)"#)
+        );
+        assert_eq!(plan(&["open the file"; 5].join(" ")), None);
     }
 
     #[test]

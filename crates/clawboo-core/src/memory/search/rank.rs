@@ -154,6 +154,26 @@ impl Words {
     fn len(&self) -> usize {
         self.title.len() + self.content.len()
     }
+
+    /// Whether the title or the content says `phrase`: its words next to each other, in its
+    /// order (in any of their forms).
+    pub(super) fn say(&self, phrase: &QueryPhrase) -> bool {
+        let wanted = phrase.0.as_slice();
+        !wanted.is_empty()
+            && [&self.title, &self.content]
+                .iter()
+                .any(|text| text.windows(wanted.len()).any(|w| w == wanted))
+    }
+}
+
+/// The whole query as a phrase, stop words included: the family of each of its words, in order.
+pub(super) struct QueryPhrase(Vec<Family>);
+
+impl QueryPhrase {
+    /// The whole query of `plan`, whose words are `families`.
+    pub(super) fn of(plan: &Plan, families: &Families<'_, '_>) -> Self {
+        Self(plan.words.iter().map(|w| families.of_key(w)).collect())
+    }
 }
 
 /// The words of an ASCII text: its runs of letters and digits (what `char::is_alphanumeric`
@@ -244,7 +264,7 @@ impl Scorer {
         let mean_len = (total_len as f64 / candidates.len().max(1) as f64).max(1.0);
         Self {
             idf,
-            query: plan.words.iter().map(|w| families.of_key(w)).collect(),
+            query: QueryPhrase::of(plan, families).0,
             best_words,
             mean_len,
         }

@@ -8,6 +8,10 @@
 //! reads the index's best-ranked rows first and looks up only those; the other sources read
 //! newest first, so the cost follows the limit, not how many rows hold the words. Each read's
 //! candidates are turned into words for the ranking (`rank::Words`) on the thread that read them.
+//! The whole query's phrase is read through its superset where the plan has one: the newest
+//! [`SUPERSET`] facts holding its content words near each other, of which those saying the query
+//! are kept; only when those are too few to tell the newest facts saying it is the index asked for
+//! the phrase itself (whose read walks every stop word's rows). Either way the same facts result.
 //!
 //! Must never: build SQL from the query (every `MATCH` expression is a bound parameter).
 
@@ -20,8 +24,8 @@ use super::super::{
     Entry, FACT_COLUMNS, MemoryError, ReadScope, fact_columns, fact_from_row,
     latest_procedure_only, procedure_columns, procedure_from_row, scope_filter,
 };
-use super::plan::{Plan, WordCounts, plan};
-use super::rank::{Families, Scorer, Shortlist, TITLE_WEIGHT, Words, shortlist};
+use super::plan::{Plan, Role, WordCounts, plan};
+use super::rank::{Families, QueryPhrase, Scorer, Shortlist, TITLE_WEIGHT, Words, shortlist};
 use super::reads::{Read, Schedule};
 use super::{Candidate, MatchedVia, SearchHit, as_params, named, rowid_list};
 
@@ -30,6 +34,10 @@ const POOL: u32 = 30;
 /// How many of the facts holding rare terms are read, at least: the shortlist weighs the rare
 /// terms only, so the final order is decided among more of them.
 const RANKED_POOL: u32 = 100;
+/// How many facts of [`Plan::phrase_superset`] are read, newest first, for those saying the whole
+/// query: when that many hold its content words near each other and fewer than a source reads say
+/// the query, older facts may say it too, and the index is asked for the phrase itself.
+const SUPERSET: u32 = 200;
 /// The lowest score a full-text hit is given (scores stay above zero).
 const MIN_SCORE: f64 = 1e-6;
 
@@ -91,7 +99,12 @@ pub(super) fn candidates(
         Schedule::new(&plan, &short, wanted as usize).run(first, second, |conn, read| {
             let matched = match read {
                 Read::Shortlist => shortlisted(conn, &plan, &short, pool, scope),
-                Read::Phrase(expression) => source_matches(conn, expression, wanted, scope),
+                Read::Phrase(phrase) => {
+                    return saying_the_query(conn, &plan, phrase, wanted, scope);
+                }
+                Read::Source(source) if source.role == Role::WholeQuery => {
+                    return saying_the_query(conn, &plan, &source.expression, wanted, scope);
+                }
                 Read::Source(source) => source_matches(conn, &source.expression, wanted, scope),
                 Read::Procedures(any) => procedure_matches(conn, any, wanted, scope),
             }?;
@@ -181,6 +194,37 @@ fn facts_by_rowid(
         .query_map(as_params(&params).as_slice(), fact_match)?
         .collect::<rusqlite::Result<_>>()?;
     Ok(matched)
+}
+
+/// Up to `wanted` facts in scope saying the whole query (`phrase`, the plan's), newest first, with
+/// their words. Those of the newest [`SUPERSET`] facts of the plan's superset of it that say the
+/// query, when that tells the newest facts saying it: fewer were read than asked (so none was
+/// left), or `wanted` of them say it. Else (or without a superset) the facts the index reads for
+/// the phrase itself.
+fn saying_the_query(
+    conn: &Connection,
+    plan: &Plan,
+    phrase: &str,
+    wanted: u32,
+    scope: &ReadScope,
+) -> Result<Vec<(Matched, Words)>, MemoryError> {
+    if let Some(superset) = &plan.phrase_superset {
+        let read = source_matches(conn, superset, SUPERSET, scope)?;
+        let every_one_read = read.len() < SUPERSET as usize;
+        let query = QueryPhrase::of(plan, &Families::new(plan));
+        let mut saying: Vec<(Matched, Words)> = with_words(plan, read)
+            .into_iter()
+            .filter(|(_, words)| words.say(&query))
+            .collect();
+        if every_one_read || saying.len() >= wanted as usize {
+            saying.truncate(wanted as usize);
+            return Ok(saying);
+        }
+    }
+    Ok(with_words(
+        plan,
+        source_matches(conn, phrase, wanted, scope)?,
+    ))
 }
 
 /// Up to `wanted` facts in scope matching the `MATCH` `expression` (a source's), newest first.
@@ -818,6 +862,62 @@ mod tests {
             .into_iter()
             .map(|h| (h.entry.id().to_owned(), h.score))
             .collect())
+    }
+
+    #[test]
+    fn the_facts_saying_the_query_are_those_the_index_reads_for_its_phrase() {
+        // 12 words, 4 of them stop words, in facts of 7: phrases recur, and the content words of
+        // many queries are near each other in more facts than the superset reads.
+        const WORDS: [&str; 12] = [
+            "the", "lock", "of", "file", "to", "queue", "a", "timer", "write", "read", "page",
+            "cache",
+        ];
+        let mut state = 11u64;
+        let mut next = || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            (state >> 33) as usize
+        };
+        let facts: Vec<(String, String)> = (0..3_000)
+            .map(|i| {
+                let words: Vec<&str> = (0..7).map(|_| WORDS[next() % WORDS.len()]).collect();
+                (format!("note {}", i % 10), words.join(" "))
+            })
+            .collect();
+        let memory = Memory::new(Db::open_in_memory().unwrap(), Embedder::none());
+        crate::memory::seed_facts(
+            &memory.db.conn(),
+            facts.iter().map(|(t, c)| (t.as_str(), c.as_str())),
+        )
+        .unwrap();
+        let conn = memory.db.conn();
+        let scope = ReadScope::default();
+        let (mut superset_used, mut superset_full) = (0, 0);
+        for i in 0..60 {
+            let words: Vec<&str> = facts[i * 47].1.split(' ').collect();
+            let query = words[i % 3..i % 3 + 2 + i % 4].join(" ");
+            let plan = plan(&conn, None, &mut WordCounts::default(), &query)
+                .unwrap()
+                .unwrap();
+            let Some(phrase) = &plan.phrase else { continue };
+            let ids =
+                |matched: Vec<Matched>| -> Vec<i64> { matched.iter().map(|m| m.rowid).collect() };
+            let said = saying_the_query(&conn, &plan, phrase, POOL, &scope).unwrap();
+            let said: Vec<i64> = said.iter().map(|(m, _)| m.rowid).collect();
+            let read = ids(source_matches(&conn, phrase, POOL, &scope).unwrap());
+            assert_eq!(said, read, "{query:?}");
+            if let Some(superset) = &plan.phrase_superset {
+                superset_used += 1;
+                let held = source_matches(&conn, superset, SUPERSET, &scope).unwrap();
+                superset_full += usize::from(held.len() == SUPERSET as usize);
+            }
+        }
+        // Both ways of answering were taken: from the superset, and from the phrase after it.
+        assert!(
+            superset_used > superset_full && superset_full > 0,
+            "{superset_used} {superset_full}"
+        );
     }
 
     #[test]
