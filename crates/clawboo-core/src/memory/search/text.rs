@@ -864,6 +864,17 @@ mod tests {
             .collect())
     }
 
+    /// A fixed sequence of pseudo-random numbers from `seed` (a linear congruential generator).
+    fn numbers(seed: u64) -> impl FnMut() -> usize {
+        let mut state = seed;
+        move || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            (state >> 33) as usize
+        }
+    }
+
     #[test]
     fn the_facts_saying_the_query_are_those_the_index_reads_for_its_phrase() {
         // 12 words, 4 of them stop words, in facts of 7: phrases recur, and the content words of
@@ -872,13 +883,7 @@ mod tests {
             "the", "lock", "of", "file", "to", "queue", "a", "timer", "write", "read", "page",
             "cache",
         ];
-        let mut state = 11u64;
-        let mut next = || {
-            state = state
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1);
-            (state >> 33) as usize
-        };
+        let mut next = numbers(11);
         let facts: Vec<(String, String)> = (0..3_000)
             .map(|i| {
                 let words: Vec<&str> = (0..7).map(|_| WORDS[next() % WORDS.len()]).collect();
@@ -942,13 +947,7 @@ mod tests {
             "retry", "limit", "error", "panic", "future", "poll", "wake", "signal", "pipe",
             "stream", "frame", "batch",
         ];
-        let mut state = 7u64;
-        let mut next = || {
-            state = state
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1);
-            (state >> 33) as usize
-        };
+        let mut next = numbers(7);
         let facts: Vec<(String, String)> = (0..1_500)
             .map(|i| {
                 let mut words: Vec<&str> = (0..8).map(|_| WORDS[next() % WORDS.len()]).collect();
