@@ -38,9 +38,9 @@
 //!    fact saying the whole query would be left out. A phrase read costs more than a word's
 //!    (FTS5 walks the stop words' long position lists, for every row of the rarest word when few
 //!    facts say the phrase), so it is read only then, and through a cheaper superset of it when
-//!    it has one (its runs of content words near each other, [`Plan::phrase_superset`]); which source is read after which is
-//!    [`Role`]'s, and a source whose every fact holds a rare term the shortlist kept every fact
-//!    of is never read ([`HoldsRare`]);
+//!    it has one (its runs of content words near each other, [`Plan::phrase_superset`]); which
+//!    source is read after which is [`Role`]'s, and a source whose every fact holds a rare term
+//!    the shortlist kept every fact of is never read ([`HoldsRare`]);
 //! 5. when no term is rare: the facts holding any common term, newest first.
 //!
 //! What the index answered about words (counts, rows, corrections) is kept for the next queries
@@ -372,15 +372,11 @@ impl Plan {
     /// The plan of a query that `said` (spelling corrected) with `terms`, over `total` facts of
     /// which more than `common` make a term common; its sources follow from them.
     fn of(said: Vec<String>, terms: Vec<Term>, total: i64, common: i64) -> Self {
+        let phrased = (2..=MAX_PHRASE_WORDS).contains(&said.len());
         let mut plan = Plan {
             words: said.iter().map(|w| stem::key(w)).collect(),
-            phrase: (2..=MAX_PHRASE_WORDS)
-                .contains(&said.len())
-                .then(|| phrase(&said)),
-            phrase_superset: (2..=MAX_PHRASE_WORDS)
-                .contains(&said.len())
-                .then(|| phrase_superset(&said))
-                .flatten(),
+            phrase: phrased.then(|| phrase(&said)),
+            phrase_superset: phrased.then(|| phrase_superset(&said)).flatten(),
             said,
             terms,
             stop_words: Vec::new(),

@@ -906,11 +906,10 @@ mod tests {
                 .unwrap()
                 .unwrap();
             let Some(phrase) = &plan.phrase else { continue };
-            let ids =
-                |matched: Vec<Matched>| -> Vec<i64> { matched.iter().map(|m| m.rowid).collect() };
             let said = saying_the_query(&conn, &plan, phrase, POOL, &scope).unwrap();
             let said: Vec<i64> = said.iter().map(|(m, _)| m.rowid).collect();
-            let read = ids(source_matches(&conn, phrase, POOL, &scope).unwrap());
+            let read = source_matches(&conn, phrase, POOL, &scope).unwrap();
+            let read: Vec<i64> = read.iter().map(|m| m.rowid).collect();
             assert_eq!(said, read, "{query:?}");
             if let Some(superset) = &plan.phrase_superset {
                 superset_used += 1;
