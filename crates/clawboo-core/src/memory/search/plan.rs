@@ -30,7 +30,13 @@
 //!    often the fact paraphrased, which keeps runs of its words and changes the words between
 //!    them); a run with a rare term is left to the rare pairs and the shortlist, and a run
 //!    holding every present term to the every-term source;
-//! 4. the whole query as a phrase (stop words included; two words to [`MAX_PHRASE_WORDS`]),
+//! 4. when more facts hold every present term than a source reads (or one term is present and
+//!    common): the facts holding the query's other words too (its stop words but a question's
+//!    opening, `without` of `what is the reference without consuming`), newest first. The
+//!    every-term source chose among the facts holding the terms by age; those saying more of the
+//!    query's words are likelier to be the one it asks for, and fewer. Stop words choose no
+//!    candidate otherwise: half the facts hold `the`;
+//! 5. the whole query as a phrase (stop words included; two words to [`MAX_PHRASE_WORDS`]),
 //!    newest first: when no term is rare and more facts hold every present term than a source
 //!    reads (a fact saying the whole query holds every term, so when the every-term source read
 //!    them all, it read those too), and (read by `text`) when more facts hold every rare term
@@ -41,7 +47,7 @@
 //!    it has one (its runs of content words near each other, [`Plan::phrase_superset`]); which
 //!    source is read after which is [`Role`]'s, and a source whose every fact holds a rare term
 //!    the shortlist kept every fact of is never read ([`HoldsRare`]);
-//! 5. when no term is rare: the facts holding any common term, newest first.
+//! 6. when no term is rare: the facts holding any common term, newest first.
 //!
 //! What the index answered about words (counts, rows, corrections) is kept for the next queries
 //! while no connection has written to the file ([`WordCounts`]); the terms' reads and the stop
@@ -125,6 +131,11 @@ pub(super) enum Role {
     /// read only when the every-term source (when there is one) found as many facts as it may
     /// read and so may have left some out.
     WholeQuery,
+    /// The facts holding every present term and every other word of the query (its stop words,
+    /// but a question's opening): read when the every-term source found as many facts as it may
+    /// read (or the plan has none), since it then chose among them by age alone, and those
+    /// saying the query's other words too are likelier to say what it asks.
+    EveryWord,
     /// Runs of three query words: read only when no fact holds every present term (or the plan
     /// has no every-term source). Then the facts most like the query each lack one of its words,
     /// and a phrase read costs more than a word's, so it is not paid for when facts holding every
@@ -193,7 +204,9 @@ impl Role {
     pub(super) fn waits_for_every_term(self) -> bool {
         match self {
             Role::Always | Role::EveryTerm => false,
-            Role::LacksAWord | Role::WholeQuery | Role::NoFactHoldsEveryTerm => true,
+            Role::LacksAWord | Role::EveryWord | Role::WholeQuery | Role::NoFactHoldsEveryTerm => {
+                true
+            }
         }
     }
 
@@ -202,7 +215,7 @@ impl Role {
         match self {
             Role::Always | Role::EveryTerm => true,
             Role::LacksAWord => found.every_term != Some(EveryTermFound::AsMany),
-            Role::WholeQuery => !matches!(
+            Role::EveryWord | Role::WholeQuery => !matches!(
                 found.every_term,
                 Some(EveryTermFound::Nothing | EveryTermFound::Fewer)
             ),
@@ -724,9 +737,13 @@ fn any_of(terms: &[&Term]) -> String {
 
 /// `(a OR a') AND b …`: rows holding every one of `terms`, each in any of its forms.
 fn all_of(terms: &[&Term]) -> String {
-    terms
-        .iter()
-        .map(|t| format!("({})", query::match_any(&t.forms)))
+    all_forms_of(terms.iter().map(|t| t.forms.as_slice()))
+}
+
+/// `(a OR a') AND b …`: rows holding a word of each of `groups` (each a word's forms).
+fn all_forms_of<'w>(groups: impl Iterator<Item = &'w [String]>) -> String {
+    groups
+        .map(|forms| format!("({})", query::match_any(forms)))
         .collect::<Vec<_>>()
         .join(" AND ")
 }
@@ -763,6 +780,21 @@ fn phrase_superset(said: &[String]) -> Option<String> {
     // included: never more than `said`'s length.
     let runs: Vec<String> = runs.iter().map(|run| phrase(run)).collect();
     Some(format!("NEAR({}, {})", runs.join(" "), said.len()))
+}
+
+/// The words of `plan`'s query that are not terms (its stop words, when it has content words),
+/// each once, as said, but a question's opening ("how do I"), which says what kind of answer is
+/// wanted rather than what it holds.
+fn other_words(plan: &Plan) -> Vec<&String> {
+    let mut others: Vec<&String> = Vec::new();
+    let opening = question_opening(&plan.said);
+    for (said, key) in plan.said.iter().zip(&plan.words).skip(opening) {
+        let term = plan.terms.iter().any(|t| t.key == *key);
+        if !term && !others.contains(&said) {
+            others.push(said);
+        }
+    }
+    others
 }
 
 /// A source of the facts saying any of `phrases` (none when there is none), which may hold no
@@ -811,6 +843,26 @@ fn sources(plan: &Plan) -> Vec<Source> {
             all_of(&present),
             Role::EveryTerm,
             HoldsRare::Nothing,
+        ));
+    }
+    let others = other_words(plan);
+    if !others.is_empty() {
+        let other_forms: Vec<Vec<String>> = others.iter().map(|w| forms(w)).collect();
+        let every_word = all_forms_of(
+            present
+                .iter()
+                .map(|t| t.forms.as_slice())
+                .chain(other_forms.iter().map(Vec::as_slice)),
+        );
+        let holds = present
+            .iter()
+            .filter(|t| plan.rare(t))
+            .map(|t| t.key.clone())
+            .collect();
+        sources.push(Source::new(
+            every_word,
+            Role::EveryWord,
+            HoldsRare::Each(holds),
         ));
     }
     if (3..=MAX_LEFT_OUT).contains(&present.len()) {
@@ -904,6 +956,43 @@ mod tests {
     }
 
     #[test]
+    fn every_word_is_every_term_and_the_other_words_but_a_question_opening() {
+        let every_word = |query: &str, terms: Vec<Term>| {
+            let plan = Plan::for_test(query, terms);
+            let read: Vec<String> = plan
+                .sources
+                .iter()
+                .filter(|s| s.role == Role::EveryWord)
+                .map(|s| s.expression.clone())
+                .collect();
+            read
+        };
+        assert_eq!(
+            every_word(
+                "what is the reference without the consuming",
+                vec![term("reference", 5_000), term("consuming", 3_000)]
+            ),
+            [r#"("reference") AND ("consuming") AND ("without") AND ("the")"#]
+        );
+        // A term among them is asked once, as a term; a rare term is one the source holds.
+        let plan = Plan::for_test(
+            "deploy on the deploy box",
+            vec![term("deploy", 5_000), term("box", 12)],
+        );
+        let source = plan.sources.iter().find(|s| s.role == Role::EveryWord);
+        assert_eq!(
+            source.map(|s| (s.expression.as_str(), &s.holds)),
+            Some((
+                r#"("deploy" OR "deployment") AND ("box") AND ("on") AND ("the")"#,
+                &HoldsRare::Each(vec!["box".to_owned()])
+            ))
+        );
+        // No other word (a question's opening is none), or no common term: no such source.
+        assert!(every_word("how do I deploy", vec![term("deploy", 5_000)]).is_empty());
+        assert!(every_word("the zephyr box", vec![term("zephyr", 3), term("box", 12)]).is_empty());
+    }
+
+    #[test]
     fn rare_terms_are_read_beside_their_neighbours_and_with_the_common_ones_newest_first() {
         assert_eq!(
             planned(
@@ -920,6 +1009,7 @@ mod tests {
             [
                 r#""file deployed""#,
                 r#"("file") AND ("deployed" OR "deployment")"#,
+                r#"("file") AND ("deployed" OR "deployment") AND ("the")"#,
                 r#""the file""#
             ]
         );
@@ -1111,6 +1201,7 @@ mod tests {
             ),
             [
                 r#"("open") AND ("file")"#,
+                r#"("open") AND ("file") AND ("the")"#,
                 r#""open the" OR "the file""#,
                 r#""open the file""#,
                 r#""open" OR "file""#
@@ -1136,6 +1227,13 @@ mod tests {
             Role::WholeQuery.is_read(after(None)),
             "no every-term source"
         );
+        // So are the facts holding every word: they are among those the every-term source read.
+        for found in [None, Some(Nothing), Some(Fewer), Some(AsMany)] {
+            assert_eq!(
+                Role::EveryWord.is_read(after(found)),
+                Role::WholeQuery.is_read(after(found))
+            );
+        }
         assert!(Role::LacksAWord.is_read(after(Some(Fewer))));
         assert!(Role::LacksAWord.is_read(after(Some(Nothing))));
         assert!(!Role::LacksAWord.is_read(after(Some(AsMany))));
@@ -1152,6 +1250,7 @@ mod tests {
             Role::Always,
             Role::EveryTerm,
             Role::LacksAWord,
+            Role::EveryWord,
             Role::WholeQuery,
             Role::NoFactHoldsEveryTerm,
         ] {
@@ -1175,6 +1274,7 @@ mod tests {
             roles,
             [
                 Role::EveryTerm,
+                Role::EveryWord,
                 Role::LacksAWord,
                 Role::WholeQuery,
                 Role::Always

@@ -319,6 +319,7 @@ mod tests {
         vec![
             source("pairs", Role::Always, HoldsRare::OneOf(vec!["r".into()])),
             source("every", Role::EveryTerm, HoldsRare::Nothing),
+            source("every word", Role::EveryWord, HoldsRare::Nothing),
             source("lacks a", Role::LacksAWord, HoldsRare::Nothing),
             source(
                 "lacks b",
@@ -332,7 +333,7 @@ mod tests {
     }
 
     #[test]
-    fn a_full_every_term_source_leaves_the_lacking_sources_unread_and_the_phrase_read() {
+    fn a_full_every_term_source_has_the_narrower_sources_read_and_the_lacking_ones_not() {
         let plan = plan(sources());
         let short = shortlist(false, &[]);
         let schedule = Schedule::new(&plan, &short, 2);
@@ -341,7 +342,7 @@ mod tests {
             let read: Vec<&str> = answers.iter().map(String::as_str).step_by(2).collect();
             assert_eq!(
                 read,
-                ["shortlist", "pairs", "every", "whole", "any"],
+                ["shortlist", "pairs", "every", "every word", "whole", "any"],
                 "two: {two}"
             );
         }

@@ -710,6 +710,29 @@ mod tests {
     }
 
     #[test]
+    fn an_older_fact_holding_the_query_stop_words_too_is_found_among_more_holding_its_terms() {
+        // More newer facts than a source reads hold both terms, near each other, but not
+        // `without`; no fact says the query as a phrase. Only the facts holding every word of
+        // the query but its opening (`what is the`) reach the older fact.
+        let newer: Vec<(String, String)> = (0..300)
+            .map(|i| {
+                (
+                    format!("iter {i}"),
+                    format!("The reference {i} is read by consuming the iterator"),
+                )
+            })
+            .collect();
+        assert_found_first_before(
+            (
+                "lexopt",
+                "Return a reference to the next value without consuming it.",
+            ),
+            &newer,
+            "what is the reference without consuming",
+        );
+    }
+
+    #[test]
     fn a_fact_keeping_common_words_of_a_paraphrase_in_their_order_is_found() {
         // Newer facts, many more than a source reads, hold each common word but never both.
         let newer: Vec<(String, String)> = (0..600)
