@@ -36,8 +36,9 @@
 //!    every-term source chose among the facts holding the terms by age; those saying more of the
 //!    query's words are likelier to be the one it asks for, and fewer. Stop words choose no
 //!    candidate otherwise: half the facts hold `the`;
-//! 5. the whole query as a phrase (stop words included; two words to [`MAX_PHRASE_WORDS`]),
-//!    newest first: when no term is rare and more facts hold every present term than a source
+//! 5. the whole query as a phrase (stop words included, the opening of a question asked with a
+//!    wh-word not: a fact says `reset the pool`, seldom `how do I`; two words to
+//!    [`MAX_PHRASE_WORDS`]), newest first: when no term is rare and more facts hold every present term than a source
 //!    reads (a fact saying the whole query holds every term, so when the every-term source read
 //!    them all, it read those too), and (read by `text`) when more facts hold every rare term
 //!    than the shortlist keeps, since the shortlist then chooses among them by age and an older
@@ -250,6 +251,9 @@ pub(super) struct Plan {
     pub(super) words: Vec<String>,
     /// The words of the query in order, spelling corrected, as the index is asked for them.
     pub(super) said: Vec<String>,
+    /// Where the words of `said` that a fact saying the query would say begin: after a question's
+    /// opening ([`asked_from`]). The phrase is read from there.
+    pub(super) phrase_from: usize,
     /// The terms the ranking weighs.
     pub(super) terms: Vec<Term>,
     /// The query's stop words that are not terms, each family with how many facts hold it
@@ -259,8 +263,8 @@ pub(super) struct Plan {
     pub(super) total: i64,
     /// The count above which a term is common.
     pub(super) common: i64,
-    /// The whole query as a phrase (stop words included), when it has two words or more and not
-    /// too many: a source when no term is rare, and read beside the rare terms' rows when more
+    /// The whole query as a phrase (stop words included, a question's opening not), when it has
+    /// two words or more and not too many: a source when no term is rare, and read beside the rare terms' rows when more
     /// facts hold every rare term than are shortlisted (`text`).
     pub(super) phrase: Option<String>,
     /// A cheaper read holding every fact that says [`Plan::phrase`], when there is one: its runs
@@ -385,11 +389,14 @@ impl Plan {
     /// The plan of a query that `said` (spelling corrected) with `terms`, over `total` facts of
     /// which more than `common` make a term common; its sources follow from them.
     fn of(said: Vec<String>, terms: Vec<Term>, total: i64, common: i64) -> Self {
-        let phrased = (2..=MAX_PHRASE_WORDS).contains(&said.len());
+        let phrase_from = asked_from(&said);
+        let asked = &said[phrase_from..];
+        let phrased = (2..=MAX_PHRASE_WORDS).contains(&asked.len());
         let mut plan = Plan {
             words: said.iter().map(|w| stem::key(w)).collect(),
-            phrase: phrased.then(|| phrase(&said)),
-            phrase_superset: phrased.then(|| phrase_superset(&said)).flatten(),
+            phrase: phrased.then(|| phrase(asked)),
+            phrase_superset: phrased.then(|| phrase_superset(asked)).flatten(),
+            phrase_from,
             said,
             terms,
             stop_words: Vec::new(),
@@ -729,6 +736,20 @@ fn question_opening(said: &[String]) -> usize {
     }
 }
 
+/// Where the words of `said` that its fact would say begin: after the opening of a question
+/// asked with a wh-word ("how do I reset the pool", "what is the"), which a fact seldom says.
+/// An opening of `can`, `is` or `does` is kept: a run of a fact's words starts so as often ("is
+/// the value of", "can be used to").
+fn asked_from(said: &[String]) -> usize {
+    const WH: &[&str] = &[
+        "how", "what", "when", "where", "which", "who", "whom", "why",
+    ];
+    match said.first() {
+        Some(first) if WH.contains(&first.as_str()) => question_opening(said),
+        _ => 0,
+    }
+}
+
 /// `(a OR a') OR b …`: rows holding any of `terms` in any of their forms.
 fn any_of(terms: &[&Term]) -> String {
     let forms: Vec<&String> = terms.iter().flat_map(|t| &t.forms).collect();
@@ -1060,12 +1081,32 @@ mod tests {
     }
 
     #[test]
-    fn a_question_opening_is_weighed_as_a_common_word_and_other_stop_words_as_counted() {
+    fn a_question_opening_is_weighed_as_a_common_word_and_is_no_part_of_the_phrase() {
         assert_eq!(question_opening(&query::words("how do I open the file")), 3);
         assert_eq!(question_opening(&query::words("why does the lock fail")), 3);
         assert_eq!(question_opening(&query::words("can it fail")), 2);
         assert_eq!(question_opening(&query::words("the lock, how")), 0);
         assert_eq!(question_opening(&query::words("lock")), 0);
+        // What a question asks about is its phrase: a fact seldom says the opening.
+        let phrase = |query: &str| Plan::for_test(query, Vec::new()).phrase;
+        assert_eq!(
+            phrase("how do I open the file?").as_deref(),
+            Some(r#""open the file""#)
+        );
+        assert_eq!(
+            phrase("why does the lock fail").as_deref(),
+            Some(r#""lock fail""#)
+        );
+        assert_eq!(phrase("how do I deploy"), None);
+        // A run of a fact's words starts as a question asked without a wh-word does.
+        assert_eq!(
+            phrase("is the value of").as_deref(),
+            Some(r#""is the value of""#)
+        );
+        assert_eq!(
+            phrase("open the file").as_deref(),
+            Some(r#""open the file""#)
+        );
         let mut plan = Plan::of(
             query::words("how do I open it into the file"),
             vec![term("open", 3_000), term("file", 5_000)],

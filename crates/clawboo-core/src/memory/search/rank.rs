@@ -166,13 +166,24 @@ impl Words {
     }
 }
 
-/// The whole query as a phrase, stop words included: the family of each of its words, in order.
+/// The whole query, stop words included: the family of each of its words, in order.
 pub(super) struct QueryPhrase(Vec<Family>);
 
 impl QueryPhrase {
-    /// The whole query of `plan`, whose words are `families`.
+    /// The whole query of `plan`, whose words are `families`: what word order is judged on.
     pub(super) fn of(plan: &Plan, families: &Families<'_, '_>) -> Self {
-        Self(plan.words.iter().map(|w| families.of_key(w)).collect())
+        Self::from_word(plan, families, 0)
+    }
+
+    /// What a fact saying the query says, as `Plan::phrase` asks the index for it: the query
+    /// after a question's opening.
+    pub(super) fn asked(plan: &Plan, families: &Families<'_, '_>) -> Self {
+        Self::from_word(plan, families, plan.phrase_from)
+    }
+
+    fn from_word(plan: &Plan, families: &Families<'_, '_>, first: usize) -> Self {
+        let words = plan.words.get(first..).unwrap_or_default();
+        Self(words.iter().map(|w| families.of_key(w)).collect())
     }
 }
 

@@ -211,7 +211,7 @@ fn saying_the_query(
     if let Some(superset) = &plan.phrase_superset {
         let read = source_matches(conn, superset, SUPERSET, scope)?;
         let every_one_read = read.len() < SUPERSET as usize;
-        let query = QueryPhrase::of(plan, &Families::new(plan));
+        let query = QueryPhrase::asked(plan, &Families::new(plan));
         let mut saying: Vec<(Matched, Words)> = with_words(plan, read)
             .into_iter()
             .filter(|(_, words)| words.say(&query))
@@ -729,6 +729,29 @@ mod tests {
             ),
             &newer,
             "what is the reference without consuming",
+        );
+    }
+
+    #[test]
+    fn an_older_fact_saying_what_a_question_asks_about_is_found_among_more_holding_its_words() {
+        // More newer facts than a source reads hold every word of the question after its
+        // opening, never in its order: only the phrase the question asks about finds the older
+        // fact, which does not say `how do I`.
+        let newer: Vec<(String, String)> = (0..300)
+            .map(|i| {
+                (
+                    format!("pool {i}"),
+                    format!("The pool {i} will reset each connection"),
+                )
+            })
+            .collect();
+        assert_found_first_before(
+            (
+                "failover",
+                "Always reset the connection pool after a failover.",
+            ),
+            &newer,
+            "how do I reset the connection pool?",
         );
     }
 
