@@ -818,6 +818,15 @@ fn other_words(plan: &Plan) -> Vec<&String> {
     others
 }
 
+/// The families of the rare terms among `terms`: what a source holding all of `terms` holds.
+fn rare_keys(plan: &Plan, terms: &[&Term]) -> Vec<String> {
+    terms
+        .iter()
+        .filter(|t| plan.rare(t))
+        .map(|t| t.key.clone())
+        .collect()
+}
+
 /// A source of the facts saying any of `phrases` (none when there is none), which may hold no
 /// rare term.
 fn any_phrase_of(phrases: Vec<String>, role: Role) -> Option<Source> {
@@ -875,15 +884,10 @@ fn sources(plan: &Plan) -> Vec<Source> {
                 .map(|t| t.forms.as_slice())
                 .chain(other_forms.iter().map(Vec::as_slice)),
         );
-        let holds = present
-            .iter()
-            .filter(|t| plan.rare(t))
-            .map(|t| t.key.clone())
-            .collect();
         sources.push(Source::new(
             every_word,
             Role::EveryWord,
-            HoldsRare::Each(holds),
+            HoldsRare::Each(rare_keys(plan, &present)),
         ));
     }
     if (3..=MAX_LEFT_OUT).contains(&present.len()) {
@@ -894,15 +898,10 @@ fn sources(plan: &Plan) -> Vec<Source> {
                 .filter(|(i, _)| *i != left_out)
                 .map(|(_, t)| *t)
                 .collect();
-            let holds = others
-                .iter()
-                .filter(|t| plan.rare(t))
-                .map(|t| t.key.clone())
-                .collect();
             sources.push(Source::new(
                 all_of(&others),
                 Role::LacksAWord,
-                HoldsRare::Each(holds),
+                HoldsRare::Each(rare_keys(plan, &others)),
             ));
         }
     }
