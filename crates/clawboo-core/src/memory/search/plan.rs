@@ -38,16 +38,16 @@
 //!    candidate otherwise: half the facts hold `the`;
 //! 5. the whole query as a phrase (stop words included, the opening of a question asked with a
 //!    wh-word not: a fact says `reset the pool`, seldom `how do I`; two words to
-//!    [`MAX_PHRASE_WORDS`]), newest first: when no term is rare and more facts hold every present term than a source
-//!    reads (a fact saying the whole query holds every term, so when the every-term source read
-//!    them all, it read those too), and (read by `text`) when more facts hold every rare term
-//!    than the shortlist keeps, since the shortlist then chooses among them by age and an older
-//!    fact saying the whole query would be left out. A phrase read costs more than a word's
-//!    (FTS5 walks the stop words' long position lists, for every row of the rarest word when few
-//!    facts say the phrase), so it is read only then, and through a cheaper superset of it when
-//!    it has one (its runs of content words near each other, [`Plan::phrase_superset`]); which
-//!    source is read after which is [`Role`]'s, and a source whose every fact holds a rare term
-//!    the shortlist kept every fact of is never read ([`HoldsRare`]);
+//!    [`MAX_PHRASE_WORDS`]), newest first: when no term is rare and more facts hold every present
+//!    term than a source reads (a fact saying the whole query holds every term, so when the
+//!    every-term source read them all, it read those too), and (read by `text`) when more facts
+//!    hold every rare term than the shortlist keeps, since the shortlist then chooses among them by
+//!    age and an older fact saying the whole query would be left out. A phrase read costs more than
+//!    a word's (FTS5 walks the stop words' long position lists, for every row of the rarest word
+//!    when few facts say the phrase), so it is read only then, and through a cheaper superset of it
+//!    when it has one (its runs of content words near each other, [`Plan::phrase_superset`]); which
+//!    source is read after which is [`Role`]'s, and a source whose every fact holds a rare term the
+//!    shortlist kept every fact of is never read ([`HoldsRare`]);
 //! 6. when no term is rare: the facts holding any common term, newest first.
 //!
 //! What the index answered about words (counts, rows, corrections) is kept for the next queries
@@ -263,9 +263,9 @@ pub(super) struct Plan {
     pub(super) total: i64,
     /// The count above which a term is common.
     pub(super) common: i64,
-    /// The whole query as a phrase (stop words included, a question's opening not), when it has
-    /// two words or more and not too many: a source when no term is rare, and read beside the rare terms' rows when more
-    /// facts hold every rare term than are shortlisted (`text`).
+    /// The whole query as a phrase (stop words included, a question's opening not), when it has two
+    /// words or more and not too many: a source when no term is rare, and read beside the rare
+    /// terms' rows when more facts hold every rare term than are shortlisted (`text`).
     pub(super) phrase: Option<String>,
     /// A cheaper read holding every fact that says [`Plan::phrase`], when there is one: its runs
     /// of content words near each other ([`phrase_superset`]). `text` reads its newest facts and
