@@ -263,9 +263,10 @@ pub(super) struct Plan {
     pub(super) total: i64,
     /// The count above which a term is common.
     pub(super) common: i64,
-    /// The whole query as a phrase (stop words included, a question's opening not), when it has two
-    /// words or more and not too many: a source when no term is rare, and read beside the rare
-    /// terms' rows when more facts hold every rare term than are shortlisted (`text`).
+    /// The whole query as a phrase from [`Plan::phrase_from`] on (stop words included, the opening
+    /// of a question asked with a wh-word not), when it has two words or more and not too many: a
+    /// source when no term is rare, and read beside the rare terms' rows when more facts hold
+    /// every rare term than are shortlisted (`text`).
     pub(super) phrase: Option<String>,
     /// A cheaper read holding every fact that says [`Plan::phrase`], when there is one: its runs
     /// of content words near each other ([`phrase_superset`]). `text` reads its newest facts and
@@ -978,14 +979,12 @@ mod tests {
     #[test]
     fn every_word_is_every_term_and_the_other_words_but_a_question_opening() {
         let every_word = |query: &str, terms: Vec<Term>| {
-            let plan = Plan::for_test(query, terms);
-            let read: Vec<String> = plan
+            Plan::for_test(query, terms)
                 .sources
-                .iter()
+                .into_iter()
                 .filter(|s| s.role == Role::EveryWord)
-                .map(|s| s.expression.clone())
-                .collect();
-            read
+                .map(|s| s.expression)
+                .collect::<Vec<String>>()
         };
         assert_eq!(
             every_word(
