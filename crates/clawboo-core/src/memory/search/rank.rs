@@ -24,7 +24,6 @@
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
-use super::super::Entry;
 use super::plan::Plan;
 use super::stem;
 
@@ -44,19 +43,20 @@ type Family = u16;
 const OTHER: Family = Family::MAX;
 
 /// The query's word families, and the family of every text word met so far (a text's words
-/// repeat across candidates, so each distinct word is stemmed once per query). `'t` is the
-/// candidates' text, which the words met are borrowed from.
-pub(super) struct Families<'p, 't> {
+/// repeat across candidates, so each distinct word is stemmed once per query). The words met are
+/// kept as owned copies, because a candidate's text is read straight from its row and is gone
+/// once the row is: only words starting as a query family does are kept, a few per query.
+pub(super) struct Families<'p> {
     /// The distinct families of the query's words, stop words included.
     keys: Vec<&'p str>,
     /// The first two letters of each (a stem keeps a word's first two letters, so a word starting
     /// otherwise cannot be one of them and is not stemmed).
     starts: Vec<&'p str>,
     /// Every text word met that could be one of them, as the text spells it, and its family.
-    met: HashMap<&'t str, Family, BuildHasherDefault<WordHasher>>,
+    met: HashMap<Box<str>, Family, BuildHasherDefault<WordHasher>>,
 }
 
-impl<'p, 't> Families<'p, 't> {
+impl<'p> Families<'p> {
     /// The families of `plan`'s words.
     pub(super) fn new(plan: &'p Plan) -> Self {
         let mut keys: Vec<&str> = Vec::new();
@@ -83,7 +83,7 @@ impl<'p, 't> Families<'p, 't> {
     }
 
     /// The family of `word` as a text holds it (any case).
-    fn of_word(&mut self, word: &'t str) -> Family {
+    fn of_word(&mut self, word: &str) -> Family {
         // Most words start with letters no query family starts with: decided without allocating,
         // on bytes when the word starts with two ASCII characters (or is one).
         let could_be = match word.as_bytes() {
@@ -111,7 +111,7 @@ impl<'p, 't> Families<'p, 't> {
         }
         let lower = word.to_lowercase();
         let family = self.of_key(&stem::key(&lower));
-        self.met.insert(word, family);
+        self.met.insert(word.into(), family);
         family
     }
 }
@@ -123,17 +123,10 @@ pub(super) struct Words {
 }
 
 impl Words {
-    /// The families of `entry`'s title (or name) and content words (see [`Families`]).
-    pub(super) fn of<'t>(entry: &'t Entry, families: &mut Families<'_, 't>) -> Self {
-        match entry {
-            Entry::Fact(f) => Self::of_text(&f.title, &f.content, families),
-            Entry::Procedure(p) => Self::of_text(&p.name, &p.content, families),
-        }
-    }
-
-    /// The families of the words of a `title` and a `content`.
-    fn of_text<'t>(title: &'t str, content: &'t str, families: &mut Families<'_, 't>) -> Self {
-        let mut of = |text: &'t str| -> Vec<Family> {
+    /// The families of the words of a `title` (or a procedure's name) and a `content` (see
+    /// [`Families`]).
+    pub(super) fn of_text(title: &str, content: &str, families: &mut Families<'_>) -> Self {
+        let mut of = |text: &str| -> Vec<Family> {
             if text.is_ascii() {
                 AsciiWords { text, at: 0 }
                     .map(|w| families.of_word(w))
@@ -171,17 +164,17 @@ pub(super) struct QueryPhrase(Vec<Family>);
 
 impl QueryPhrase {
     /// The whole query of `plan`, whose words are `families`: what word order is judged on.
-    pub(super) fn of(plan: &Plan, families: &Families<'_, '_>) -> Self {
+    pub(super) fn of(plan: &Plan, families: &Families<'_>) -> Self {
         Self::from_word(plan, families, 0)
     }
 
     /// What a fact saying the query says, as `Plan::phrase` asks the index for it: the query
     /// after a question's opening.
-    pub(super) fn asked(plan: &Plan, families: &Families<'_, '_>) -> Self {
+    pub(super) fn asked(plan: &Plan, families: &Families<'_>) -> Self {
         Self::from_word(plan, families, plan.phrase_from)
     }
 
-    fn from_word(plan: &Plan, families: &Families<'_, '_>, first: usize) -> Self {
+    fn from_word(plan: &Plan, families: &Families<'_>, first: usize) -> Self {
         let words = plan.words.get(first..).unwrap_or_default();
         Self(words.iter().map(|w| families.of_key(w)).collect())
     }
@@ -248,7 +241,7 @@ pub(super) struct Scorer {
 impl Scorer {
     /// A scorer for `plan` (whose words are `families`) over `candidates` (whose mean length
     /// normalises BM25).
-    pub(super) fn new(plan: &Plan, families: &Families<'_, '_>, candidates: &[Words]) -> Self {
+    pub(super) fn new(plan: &Plan, families: &Families<'_>, candidates: &[Words]) -> Self {
         let n = plan.total.max(1) as f64;
         let mut idf: Vec<(Family, f64)> = Vec::new();
         for term in &plan.terms {

@@ -6,8 +6,10 @@
 //! source the index ranks), and the scores: each candidate's `rank` score relative to the best's,
 //! so the best scores 1, scores never rise down the list and stay above zero. A ranked source
 //! reads the index's best-ranked rows first and looks up only those; the other sources read
-//! newest first, so the cost follows the limit, not how many rows hold the words. Each read's
-//! candidates are turned into words for the ranking (`rank::Words`) on the thread that read them.
+//! newest first, so the cost follows the limit, not how many rows hold the words. A read takes
+//! only each candidate's rowid, title and content, turned into words for the ranking
+//! (`rank::Words`) straight from the row on the thread that read it; the whole entries are read
+//! for the `cap` candidates kept, by rowid, in one statement per kind.
 //! The whole query's phrase is read through its superset where the plan has one: the newest
 //! [`SUPERSET`] facts holding its content words near each other, of which those saying the query
 //! are kept; only when those are too few to tell the newest facts saying it is the index asked for
@@ -18,7 +20,7 @@
 use std::collections::{HashMap, HashSet};
 
 use rusqlite::Connection;
-use rusqlite::types::Value as SqlValue;
+use rusqlite::types::{Type, Value as SqlValue};
 
 use super::super::{
     Entry, FACT_COLUMNS, MemoryError, ReadScope, fact_columns, fact_from_row,
@@ -41,11 +43,19 @@ const SUPERSET: u32 = 200;
 /// The lowest score a full-text hit is given (scores stay above zero).
 const MIN_SCORE: f64 = 1e-6;
 
-/// A full-text match before scoring.
+/// Which stored row a candidate is. Facts and procedures are numbered apart, so one rowid can
+/// name a fact and a procedure both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Row {
+    Fact(i64),
+    Procedure(i64),
+}
+
+/// A full-text match before scoring: its row and its words. Only its title (or name) and content
+/// are read for it, straight into words; the whole entry is read for the few kept ([`entries`]).
 struct Matched {
-    entry: Entry,
-    /// Its rowid (a procedure's, for a procedure).
-    rowid: i64,
+    row: Row,
+    words: Words,
 }
 
 /// The connections a full-text search reads through: the store's, and a second on the same file
@@ -93,62 +103,114 @@ pub(super) fn candidates(
     let wanted = cap.max(POOL);
     let pool = cap.max(RANKED_POOL) as usize;
     let short = shortlist(&plan, pool);
-    // Each read's candidates are turned into words on the thread that read them (a few hundred
-    // microseconds a search, measured), so that work is shared by both readers too.
+    // Each read's candidates are turned into words as they are read, on the thread that reads
+    // them (a few hundred microseconds a search, measured), so that work is shared by both
+    // readers too.
     let reads =
         Schedule::new(&plan, &short, wanted as usize).run(first, second, |conn, read| {
-            let matched = match read {
-                Read::Shortlist => shortlisted(conn, &plan, &short, pool, scope),
+            let families = &mut Families::new(&plan);
+            match read {
+                Read::Shortlist => shortlisted(conn, &plan, &short, pool, scope, families),
                 Read::Phrase(phrase) => {
-                    return saying_the_query(conn, &plan, phrase, wanted, scope);
+                    saying_the_query(conn, &plan, phrase, wanted, scope, families)
                 }
                 Read::Source(source) if source.role == Role::WholeQuery => {
-                    return saying_the_query(conn, &plan, &source.expression, wanted, scope);
+                    saying_the_query(conn, &plan, &source.expression, wanted, scope, families)
                 }
-                Read::Source(source) => source_matches(conn, &source.expression, wanted, scope),
-                Read::Procedures(any) => procedure_matches(conn, any, wanted, scope),
-            }?;
-            Ok::<_, MemoryError>(with_words(&plan, matched))
+                Read::Source(source) => {
+                    source_matches(conn, &source.expression, wanted, scope, families)
+                }
+                Read::Procedures(any) => procedure_matches(conn, any, wanted, scope, families),
+            }
         })?;
     let mut seen = HashSet::new();
-    let mut found: Vec<Matched> = Vec::new();
-    let mut words: Vec<Words> = Vec::new();
-    let mut keep = |matched: Vec<(Matched, Words)>| {
-        for (m, w) in matched {
-            if seen.insert(m.entry.id().to_owned()) {
-                found.push(m);
-                words.push(w);
-            }
-        }
-    };
-    reads.into_iter().for_each(&mut keep);
+    let (rows, words): (Vec<Row>, Vec<Words>) = reads
+        .into_iter()
+        .flatten()
+        .filter(|m| seen.insert(m.row))
+        .map(|m| (m.row, m.words))
+        .unzip();
     let scorer = Scorer::new(&plan, &Families::new(&plan), &words);
-    let mut scored: Vec<(f64, Matched)> =
-        words.iter().map(|w| scorer.score(w)).zip(found).collect();
+    let mut scored: Vec<(f64, Row)> = words.iter().map(|w| scorer.score(w)).zip(rows).collect();
     // Stable: among equal scores, the order the sources read them in (best-ranked, then newest).
     scored.sort_by(|a, b| b.0.total_cmp(&a.0));
     scored.truncate(cap as usize);
+    let kept: Vec<Row> = scored.iter().map(|(_, row)| *row).collect();
+    let mut entries = entries(first, &kept, scope)?;
+    // A row deleted since it was read is left out.
+    let scored: Vec<(f64, Entry)> = scored
+        .into_iter()
+        .filter_map(|(score, row)| Some((score, entries.remove(&row)?)))
+        .collect();
     let top = scored.first().map_or(1.0, |s| s.0).max(f64::MIN_POSITIVE);
     Ok(scored
         .into_iter()
-        .map(|(score, m)| Candidate {
-            entry: m.entry,
+        .map(|(score, entry)| Candidate {
+            entry,
             text: Some((score / top).clamp(MIN_SCORE, 1.0)),
             vector: None,
         })
         .collect())
 }
 
-/// Each of `matched` with its words (`rank::Words`), ready to score against `plan`.
-fn with_words(plan: &Plan, matched: Vec<Matched>) -> Vec<(Matched, Words)> {
-    let words: Vec<Words> = {
-        let mut families = Families::new(plan);
-        matched
-            .iter()
-            .map(|m| Words::of(&m.entry, &mut families))
-            .collect()
-    };
-    matched.into_iter().zip(words).collect()
+/// The whole entries of `rows` that are still stored and in scope.
+fn entries(
+    conn: &Connection,
+    rows: &[Row],
+    scope: &ReadScope,
+) -> Result<HashMap<Row, Entry>, MemoryError> {
+    let (mut facts, mut procedures) = (Vec::new(), Vec::new());
+    for row in rows {
+        match *row {
+            Row::Fact(rowid) => facts.push(rowid),
+            Row::Procedure(rowid) => procedures.push(rowid),
+        }
+    }
+    let mut entries = HashMap::with_capacity(rows.len());
+    if !facts.is_empty() {
+        let params = named(scope, [(":rowids", rowid_list(&facts))]);
+        let mut statement = conn.prepare_cached(concat!(
+            "SELECT ",
+            fact_columns!(),
+            ", m.rowid AS rowid
+             FROM json_each(:rowids) AS wanted JOIN memory_facts m ON m.rowid = wanted.value
+             WHERE ",
+            scope_filter!()
+        ))?;
+        let read = statement.query_map(as_params(&params).as_slice(), |r| {
+            // The statement selects `rowid` right after the fact's columns.
+            Ok((
+                Row::Fact(r.get(FACT_COLUMNS)?),
+                Entry::Fact(fact_from_row(r)?),
+            ))
+        })?;
+        for entry in read {
+            let (row, entry) = entry?;
+            entries.insert(row, entry);
+        }
+    }
+    if !procedures.is_empty() {
+        let params = named(scope, [(":rowids", rowid_list(&procedures))]);
+        let mut statement = conn.prepare_cached(concat!(
+            "SELECT ",
+            procedure_columns!(),
+            ", m.rowid AS rowid
+             FROM json_each(:rowids) AS wanted JOIN memory_procedures m ON m.rowid = wanted.value
+             WHERE ",
+            scope_filter!()
+        ))?;
+        let read = statement.query_map(as_params(&params).as_slice(), |r| {
+            Ok((
+                Row::Procedure(r.get("rowid")?),
+                Entry::Procedure(procedure_from_row(r)?),
+            ))
+        })?;
+        for entry in read {
+            let (row, entry) = entry?;
+            entries.insert(row, entry);
+        }
+    }
+    Ok(entries)
 }
 
 /// The facts of `short`, the shortlist of `plan`'s rare terms' rows, that are in scope, in its
@@ -160,23 +222,29 @@ fn shortlisted(
     short: &Shortlist,
     pool: usize,
     scope: &ReadScope,
+    families: &mut Families<'_>,
 ) -> Result<Vec<Matched>, MemoryError> {
-    let mut matched = facts_by_rowid(conn, &short.rows, scope)?;
+    let mut matched = facts_by_rowid(conn, &short.rows, scope, families)?;
     if matched.len() < short.rows.len() && short.cut {
         let all = shortlist(plan, usize::MAX).rows;
-        matched = facts_by_rowid(conn, &all, scope)?;
-        let position: HashMap<i64, usize> = all.iter().enumerate().map(|(i, r)| (*r, i)).collect();
-        matched.sort_by_key(|m| position.get(&m.rowid).copied().unwrap_or(usize::MAX));
+        matched = facts_by_rowid(conn, &all, scope, families)?;
+        let position: HashMap<Row, usize> = all
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (Row::Fact(*r), i))
+            .collect();
+        matched.sort_by_key(|m| position.get(&m.row).copied().unwrap_or(usize::MAX));
         matched.truncate(pool);
     }
     Ok(matched)
 }
 
-/// The facts with `rowids` that are in scope, oldest first, each once.
+/// The facts with `rowids` that are in scope, oldest first, each once, with their words.
 fn facts_by_rowid(
     conn: &Connection,
     rowids: &[i64],
     scope: &ReadScope,
+    families: &mut Families<'_>,
 ) -> Result<Vec<Matched>, MemoryError> {
     if rowids.is_empty() {
         return Ok(Vec::new());
@@ -184,14 +252,14 @@ fn facts_by_rowid(
     let params = named(scope, [(":rowids", rowid_list(rowids))]);
     let matched = conn
         .prepare_cached(concat!(
-            "SELECT ",
-            fact_columns!(),
-            ", m.rowid AS rowid
+            "SELECT m.rowid, m.title, m.content
              FROM json_each(:rowids) AS wanted JOIN memory_facts m ON m.rowid = wanted.value
              WHERE ",
             scope_filter!()
         ))?
-        .query_map(as_params(&params).as_slice(), fact_match)?
+        .query_map(as_params(&params).as_slice(), |r| {
+            matched(r, Row::Fact, families)
+        })?
         .collect::<rusqlite::Result<_>>()?;
     Ok(matched)
 }
@@ -207,32 +275,29 @@ fn saying_the_query(
     phrase: &str,
     wanted: u32,
     scope: &ReadScope,
-) -> Result<Vec<(Matched, Words)>, MemoryError> {
+    families: &mut Families<'_>,
+) -> Result<Vec<Matched>, MemoryError> {
     if let Some(superset) = &plan.phrase_superset {
-        let read = source_matches(conn, superset, SUPERSET, scope)?;
+        let read = source_matches(conn, superset, SUPERSET, scope, families)?;
         let every_one_read = read.len() < SUPERSET as usize;
-        let query = QueryPhrase::asked(plan, &Families::new(plan));
-        let mut saying: Vec<(Matched, Words)> = with_words(plan, read)
-            .into_iter()
-            .filter(|(_, words)| words.say(&query))
-            .collect();
+        let query = QueryPhrase::asked(plan, families);
+        let mut saying: Vec<Matched> = read.into_iter().filter(|m| m.words.say(&query)).collect();
         if every_one_read || saying.len() >= wanted as usize {
             saying.truncate(wanted as usize);
             return Ok(saying);
         }
     }
-    Ok(with_words(
-        plan,
-        source_matches(conn, phrase, wanted, scope)?,
-    ))
+    source_matches(conn, phrase, wanted, scope, families)
 }
 
-/// Up to `wanted` facts in scope matching the `MATCH` `expression` (a source's), newest first.
+/// Up to `wanted` facts in scope matching the `MATCH` `expression` (a source's), newest first,
+/// with their words.
 fn source_matches(
     conn: &Connection,
     expression: &str,
     wanted: u32,
     scope: &ReadScope,
+    families: &mut Families<'_>,
 ) -> Result<Vec<Matched>, MemoryError> {
     let params = named(
         scope,
@@ -243,9 +308,7 @@ fn source_matches(
     );
     let matched = conn
         .prepare_cached(concat!(
-            "SELECT ",
-            fact_columns!(),
-            ", m.rowid AS rowid
+            "SELECT m.rowid, m.title, m.content
              FROM (SELECT rowid AS key FROM clawboo_facts_newest_fts
                    WHERE clawboo_facts_newest_fts MATCH :query) AS hits
              JOIN memory_facts m ON m.rowid = -hits.key
@@ -256,17 +319,21 @@ fn source_matches(
             // newest first, and stops at the limit.
             " ORDER BY hits.key LIMIT :limit"
         ))?
-        .query_map(as_params(&params).as_slice(), fact_match)?
+        .query_map(as_params(&params).as_slice(), |r| {
+            matched(r, Row::Fact, families)
+        })?
         .collect::<rusqlite::Result<_>>()?;
     Ok(matched)
 }
 
-/// Up to `wanted` procedures in scope (newest versions) matching `expression`, BM25-ranked.
+/// Up to `wanted` procedures in scope (newest versions) matching `expression`, BM25-ranked, with
+/// their words.
 fn procedure_matches(
     conn: &Connection,
     expression: &str,
     wanted: u32,
     scope: &ReadScope,
+    families: &mut Families<'_>,
 ) -> Result<Vec<Matched>, MemoryError> {
     let params = named(
         scope,
@@ -278,9 +345,7 @@ fn procedure_matches(
     );
     let matched = conn
         .prepare_cached(concat!(
-            "SELECT ",
-            procedure_columns!(),
-            ", m.rowid AS rowid FROM clawboo_procedures_fts
+            "SELECT m.rowid, m.name, m.content FROM clawboo_procedures_fts
              JOIN memory_procedures m ON m.rowid = clawboo_procedures_fts.rowid
              WHERE clawboo_procedures_fts MATCH :query AND ",
             scope_filter!(),
@@ -289,21 +354,27 @@ fn procedure_matches(
             " ORDER BY bm25(clawboo_procedures_fts, :weight, 1.0) LIMIT :limit"
         ))?
         .query_map(as_params(&params).as_slice(), |r| {
-            Ok(Matched {
-                entry: Entry::Procedure(procedure_from_row(r)?),
-                rowid: r.get("rowid")?,
-            })
+            matched(r, Row::Procedure, families)
         })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+        .collect::<rusqlite::Result<_>>()?;
     Ok(matched)
 }
 
-/// A fact match from a row of [`facts_by_rowid`] or [`source_matches`].
-fn fact_match(r: &rusqlite::Row<'_>) -> rusqlite::Result<Matched> {
-    // The statements select `rowid` right after the fact's columns.
+/// A match from a row selecting a rowid, a title (or name) and a content, in that order: its
+/// text is read in place into words, never copied.
+fn matched(
+    r: &rusqlite::Row<'_>,
+    row: fn(i64) -> Row,
+    families: &mut Families<'_>,
+) -> rusqlite::Result<Matched> {
+    let text = |i: usize| {
+        r.get_ref(i)?
+            .as_str()
+            .map_err(|e| rusqlite::Error::FromSqlConversionFailure(i, Type::Text, Box::new(e)))
+    };
     Ok(Matched {
-        entry: Entry::Fact(fact_from_row(r)?),
-        rowid: r.get(FACT_COLUMNS)?,
+        row: row(r.get(0)?),
+        words: Words::of_text(text(1)?, text(2)?, families),
     })
 }
 
@@ -952,14 +1023,15 @@ mod tests {
                 .unwrap()
                 .unwrap();
             let Some(phrase) = &plan.phrase else { continue };
-            let said = saying_the_query(&conn, &plan, phrase, POOL, &scope).unwrap();
-            let said: Vec<i64> = said.iter().map(|(m, _)| m.rowid).collect();
-            let read = source_matches(&conn, phrase, POOL, &scope).unwrap();
-            let read: Vec<i64> = read.iter().map(|m| m.rowid).collect();
+            let families = &mut Families::new(&plan);
+            let said = saying_the_query(&conn, &plan, phrase, POOL, &scope, families).unwrap();
+            let said: Vec<Row> = said.iter().map(|m| m.row).collect();
+            let read = source_matches(&conn, phrase, POOL, &scope, families).unwrap();
+            let read: Vec<Row> = read.iter().map(|m| m.row).collect();
             assert_eq!(said, read, "{query:?}");
             if let Some(superset) = &plan.phrase_superset {
                 superset_used += 1;
-                let held = source_matches(&conn, superset, SUPERSET, &scope).unwrap();
+                let held = source_matches(&conn, superset, SUPERSET, &scope, families).unwrap();
                 superset_full += usize::from(held.len() == SUPERSET as usize);
             }
         }
@@ -975,9 +1047,78 @@ mod tests {
         let (memory, _) = store();
         let conn = memory.db.conn();
         // Rows read in the same order whatever order the shortlist gave keeps ties in place.
-        let read = facts_by_rowid(&conn, &[7, 2, 19, 5, 7], &ReadScope::default()).unwrap();
-        let rowids: Vec<i64> = read.iter().map(|m| m.rowid).collect();
-        assert_eq!(rowids, [2, 5, 7, 19]);
+        let plan = Plan::for_test("file", Vec::new());
+        let families = &mut Families::new(&plan);
+        let read =
+            facts_by_rowid(&conn, &[7, 2, 19, 5, 7], &ReadScope::default(), families).unwrap();
+        let rows: Vec<Row> = read.iter().map(|m| m.row).collect();
+        assert_eq!(rows, [2, 5, 7, 19].map(Row::Fact));
+    }
+
+    #[test]
+    fn a_fact_and_a_procedure_with_the_same_rowid_are_both_found() {
+        let memory = Memory::new(Db::open_in_memory().unwrap(), Embedder::none());
+        let fact = NewFact {
+            title: "rotation",
+            content: "Rotate the signing keys every quarter",
+            tags: &[],
+        };
+        let fact = memory.save_fact(&fact, &WriteScope::default()).unwrap();
+        let procedure = memory
+            .save_procedure(
+                "rotate signing keys",
+                "1. rotate the signing keys 2. restart",
+                &WriteScope::default(),
+            )
+            .unwrap();
+        let rowids: (i64, i64) = memory
+            .db
+            .conn()
+            .query_row(
+                "SELECT (SELECT rowid FROM memory_facts), (SELECT rowid FROM memory_procedures)",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!(rowids.0, rowids.1, "the case under test: one rowid each");
+        let found = ids_for(&memory, "rotate the signing keys");
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(found.contains(&fact.id) && found.contains(&procedure.id));
+    }
+
+    #[test]
+    fn the_entries_read_after_ranking_are_the_rows_ranked_and_only_those_in_scope() {
+        let memory = Memory::new(Db::open_in_memory().unwrap(), Embedder::none());
+        let team = |team: &str| WriteScope::new(Some(team), None, None);
+        let saved: Vec<_> = [("ops", "red"), ("ops", "blue"), ("build", "red")]
+            .iter()
+            .map(|(title, owner)| {
+                let new = NewFact {
+                    title,
+                    content: "the deploy lock is held",
+                    tags: &[],
+                };
+                memory.save_fact(&new, &team(owner)).unwrap()
+            })
+            .collect();
+        let conn = memory.db.conn();
+        let rows: Vec<Row> = (1..=3).rev().map(Row::Fact).collect();
+        let all = entries(&conn, &rows, &ReadScope::default()).unwrap();
+        for (row, fact) in rows.iter().rev().zip(&saved) {
+            assert_eq!(all[row].id(), fact.id);
+        }
+        let red = ReadScope::new(Some("red"), None, None);
+        let in_red = entries(&conn, &rows, &red).unwrap();
+        let mut kept: Vec<&Row> = in_red.keys().collect();
+        kept.sort_by_key(|row| match row {
+            Row::Fact(rowid) | Row::Procedure(rowid) => *rowid,
+        });
+        assert_eq!(kept, [&Row::Fact(1), &Row::Fact(3)]);
+        assert!(
+            entries(&conn, &[Row::Procedure(1)], &red)
+                .unwrap()
+                .is_empty()
+        );
     }
 
     #[test]
