@@ -32,7 +32,10 @@ use super::reads::{Read, Schedule};
 use super::{Candidate, MatchedVia, SearchHit, as_params, named, rowid_list};
 
 /// How many rows a source read newest first yields, at least (more when more hits are asked for).
-const POOL: u32 = 30;
+/// Such a source chooses among the facts holding its words by age alone, so a fact holding only
+/// some of the query's words (a paraphrase, a misspelling) is found when few newer ones hold the
+/// same: more rows find more of them, and each row costs little more than its words.
+const POOL: u32 = 60;
 /// How many of the facts holding rare terms are read, at least: the shortlist weighs the rare
 /// terms only, so the final order is decided among more of them.
 const RANKED_POOL: u32 = 100;
