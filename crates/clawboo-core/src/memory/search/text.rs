@@ -170,50 +170,74 @@ fn entries(
         }
     }
     let mut entries = HashMap::with_capacity(rows.len());
-    if !facts.is_empty() {
-        let params = named(scope, [(":rowids", rowid_list(&facts))]);
-        let mut statement = conn.prepare_cached(concat!(
+    let fact = |r: &rusqlite::Row<'_>| {
+        // The statement selects `rowid` right after the fact's columns.
+        Ok((
+            Row::Fact(r.get(FACT_COLUMNS)?),
+            Entry::Fact(fact_from_row(r)?),
+        ))
+    };
+    read_entries(
+        conn,
+        concat!(
             "SELECT ",
             fact_columns!(),
             ", m.rowid AS rowid
              FROM json_each(:rowids) AS wanted JOIN memory_facts m ON m.rowid = wanted.value
              WHERE ",
             scope_filter!()
-        ))?;
-        let read = statement.query_map(as_params(&params).as_slice(), |r| {
-            // The statement selects `rowid` right after the fact's columns.
-            Ok((
-                Row::Fact(r.get(FACT_COLUMNS)?),
-                Entry::Fact(fact_from_row(r)?),
-            ))
-        })?;
-        for entry in read {
-            let (row, entry) = entry?;
-            entries.insert(row, entry);
-        }
-    }
-    if !procedures.is_empty() {
-        let params = named(scope, [(":rowids", rowid_list(&procedures))]);
-        let mut statement = conn.prepare_cached(concat!(
+        ),
+        &facts,
+        scope,
+        fact,
+        &mut entries,
+    )?;
+    let procedure = |r: &rusqlite::Row<'_>| {
+        Ok((
+            Row::Procedure(r.get("rowid")?),
+            Entry::Procedure(procedure_from_row(r)?),
+        ))
+    };
+    read_entries(
+        conn,
+        concat!(
             "SELECT ",
             procedure_columns!(),
             ", m.rowid AS rowid
              FROM json_each(:rowids) AS wanted JOIN memory_procedures m ON m.rowid = wanted.value
              WHERE ",
             scope_filter!()
-        ))?;
-        let read = statement.query_map(as_params(&params).as_slice(), |r| {
-            Ok((
-                Row::Procedure(r.get("rowid")?),
-                Entry::Procedure(procedure_from_row(r)?),
-            ))
-        })?;
-        for entry in read {
-            let (row, entry) = entry?;
-            entries.insert(row, entry);
-        }
-    }
+        ),
+        &procedures,
+        scope,
+        procedure,
+        &mut entries,
+    )?;
     Ok(entries)
+}
+
+/// Adds to `entries` what `statement` reads of `rowids` in `scope` (bound as `:rowids` and the
+/// scope's parameters), each row made an entry by `entry`.
+fn read_entries(
+    conn: &Connection,
+    statement: &str,
+    rowids: &[i64],
+    scope: &ReadScope,
+    entry: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<(Row, Entry)>,
+    entries: &mut HashMap<Row, Entry>,
+) -> Result<(), MemoryError> {
+    if rowids.is_empty() {
+        return Ok(());
+    }
+    let params = named(scope, [(":rowids", rowid_list(rowids))]);
+    for read in conn
+        .prepare_cached(statement)?
+        .query_map(as_params(&params).as_slice(), entry)?
+    {
+        let (row, entry) = read?;
+        entries.insert(row, entry);
+    }
+    Ok(())
 }
 
 /// The facts of `short`, the shortlist of `plan`'s rare terms' rows, that are in scope, in its
