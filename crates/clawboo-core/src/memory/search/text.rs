@@ -1146,6 +1146,14 @@ mod tests {
                 .unwrap()
                 .is_empty()
         );
+        // A row deleted since the candidates were read is left out.
+        drop(conn);
+        memory.delete(&saved[0].id).unwrap().unwrap();
+        let left = entries(&memory.db.conn(), &rows, &ReadScope::default()).unwrap();
+        assert!(
+            !left.contains_key(&Row::Fact(1)) && left.len() == 2,
+            "{left:?}"
+        );
     }
 
     #[test]
