@@ -217,10 +217,11 @@ fn entries(
 }
 
 /// Adds to `entries` what `statement` reads of `rowids` in `scope` (bound as `:rowids` and the
-/// scope's parameters), each row made an entry by `entry`.
+/// scope's parameters), each row made an entry by `entry`. The statement is a literal: nothing of
+/// a query is ever part of it.
 fn read_entries(
     conn: &Connection,
-    statement: &str,
+    statement: &'static str,
     rowids: &[i64],
     scope: &ReadScope,
     entry: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<(Row, Entry)>,
