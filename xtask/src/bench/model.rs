@@ -14,15 +14,17 @@
 //! anything (the model, if used, is already installed) or assert on a time.
 
 use std::net::TcpListener;
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use clawboo_core::Db;
 use clawboo_core::internal::memory::{self, Provider, embed};
-use clawboo_tests::{Server, TempDir, bin_path, loopback};
+use clawboo_tests::{Server, bin_path, loopback};
 
-use super::realistic::{embed_text, embedder, search};
+use super::realistic::{embed_text, embedder, fact_ids, search};
+use super::tune::holds;
 
 /// Facts embedded per request to the model.
 const EMBED_BATCH: usize = 32;
@@ -44,50 +46,32 @@ pub(super) struct Probe {
     pub(super) target: usize,
 }
 
-/// For each of `modes`, per kind of probe (in the order kinds first appear): how many `probes`
-/// found their fact in the top 10, and that share, over a new store of `facts` (title, content)
-/// embedded by `embedder`, searched through our memory bin.
+/// The modes [`recall`] asks.
+const MODES: [&str; 3] = ["fts", "vector", "hybrid"];
+
+/// For each of [`MODES`], per kind of probe (in the order kinds first appear): how many `probes`
+/// found their fact in the top 10, and that share, over the store at `db` of `facts` (title,
+/// content) embedded by `embedder`, searched through our memory bin. The store is made there
+/// unless it already holds these facts, each embedded by this embedder's model (so the tuning
+/// loop embeds them once).
 pub(super) fn recall(
     embedder: &Embedder,
+    db: &Path,
     facts: &[(String, String)],
     probes: &[Probe],
-    modes: &[&'static str],
 ) -> anyhow::Result<Vec<(&'static str, &'static str, f64)>> {
-    let started = Instant::now();
-    eprintln!(
-        "  embedding {} facts with {}…",
-        facts.len(),
-        embedder.name()
-    );
     let (model, env) = embedder.bin_config();
-    let dir = TempDir::new("bench-meaning");
-    let mut ids = Vec::with_capacity(facts.len());
-    {
-        let db = Db::open(&dir.db_path())?;
-        let conn = db.conn();
-        conn.execute_batch("BEGIN IMMEDIATE")?;
-        for chunk in facts.chunks(EMBED_BATCH) {
-            // Embedded as our memory bin embeds a fact: title, newline, content.
-            let joined: Vec<String> = chunk.iter().map(|(t, c)| format!("{t}\n{c}")).collect();
-            let joined: Vec<&str> = joined.iter().map(String::as_str).collect();
-            let vectors = embedder.embed(&joined)?;
-            for ((title, content), vector) in chunk.iter().zip(vectors) {
-                let id = format!("meaning-{}", ids.len());
-                conn.execute(
-                    "INSERT INTO memory_facts (id, title, content, tags, embedding, embedding_model,
-                                               created_at, updated_at)
-                     VALUES (?1, ?2, ?3, '[]', ?4, ?5, 0, 0)",
-                    (&id, title, content, embed::to_blob(&vector), &model),
-                )?;
-                ids.push(id);
-            }
+    if embedded(db, facts, &model).unwrap_or(false) {
+        eprintln!("  reusing {} ({} facts)", db.display(), facts.len());
+    } else {
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
         }
-        conn.execute_batch("COMMIT")?;
-        memory::catch_up_vectors(&conn)?;
+        embed_store(embedder, db, facts, &model)?;
     }
-    eprintln!("  embedded in {:.0} s", started.elapsed().as_secs_f64());
+    let ids = fact_ids(db)?;
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let mut server = Server::spawn_command(bin_path("clawboo-mcp-memory"), &dir.db_path(), &env);
+    let mut server = Server::spawn_command(bin_path("clawboo-mcp-memory"), db, &env);
     server.initialize();
     let mut kinds: Vec<&'static str> = Vec::new();
     for probe in probes {
@@ -96,7 +80,7 @@ pub(super) fn recall(
         }
     }
     let mut shares = Vec::new();
-    for &mode in modes {
+    for mode in MODES {
         for &kind in &kinds {
             let (mut found, mut asked) = (0usize, 0usize);
             for probe in probes.iter().filter(|p| p.kind == kind) {
@@ -111,6 +95,63 @@ pub(super) fn recall(
     }
     server.close();
     Ok(shares)
+}
+
+/// Stores `facts` in a new file at `db`, each embedded by `embedder` as our memory bin embeds a
+/// fact (title, newline, content) under the id `model`.
+fn embed_store(
+    embedder: &Embedder,
+    db: &Path,
+    facts: &[(String, String)],
+    model: &str,
+) -> anyhow::Result<()> {
+    let started = Instant::now();
+    eprintln!(
+        "  embedding {} facts with {}…",
+        facts.len(),
+        embedder.name()
+    );
+    let db = Db::open(db)?;
+    let conn = db.conn();
+    conn.execute_batch("BEGIN IMMEDIATE")?;
+    let mut stored = 0usize;
+    for chunk in facts.chunks(EMBED_BATCH) {
+        let joined: Vec<String> = chunk.iter().map(|(t, c)| format!("{t}\n{c}")).collect();
+        let joined: Vec<&str> = joined.iter().map(String::as_str).collect();
+        let vectors = embedder.embed(&joined)?;
+        for ((title, content), vector) in chunk.iter().zip(vectors) {
+            conn.execute(
+                "INSERT INTO memory_facts (id, title, content, tags, embedding, embedding_model,
+                                           created_at, updated_at)
+                 VALUES (?1, ?2, ?3, '[]', ?4, ?5, 0, 0)",
+                (
+                    format!("meaning-{stored}"),
+                    title,
+                    content,
+                    embed::to_blob(&vector),
+                    model,
+                ),
+            )?;
+            stored += 1;
+        }
+    }
+    conn.execute_batch("COMMIT")?;
+    memory::catch_up_vectors(&conn)?;
+    eprintln!("  embedded in {:.0} s", started.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// Whether the store at `db` holds `facts` (`tune::holds`), every one embedded by `model`.
+fn embedded(db: &Path, facts: &[(String, String)], model: &str) -> anyhow::Result<bool> {
+    if !holds(db, facts)? {
+        return Ok(false);
+    }
+    let count: i64 = Db::open(db)?.conn().query_row(
+        "SELECT count(*) FROM memory_facts WHERE embedding_model = ?1",
+        [model],
+        |r| r.get(0),
+    )?;
+    Ok(usize::try_from(count) == Ok(facts.len()))
 }
 
 /// What embeds a store: a real model's server, or the deterministic stand-in.

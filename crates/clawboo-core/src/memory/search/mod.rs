@@ -265,7 +265,13 @@ pub(in crate::memory) fn run(
     };
     let conn = db.conn();
     let model = provider.id();
-    let mut candidates = vector::nearest(&conn, &kept.scan_copy, &vector, &model, limit, scope)?;
+    // Hybrid measures each candidate's nearness against the query's nearest facts (`blend`).
+    let nearest = if mode == SearchMode::Hybrid {
+        limit.max(blend::NEAREST_REFERENCE)
+    } else {
+        limit
+    };
+    let mut candidates = vector::nearest(&conn, &kept.scan_copy, &vector, &model, nearest, scope)?;
     if mode == SearchMode::Hybrid {
         let mut second = kept.second_reader(db);
         let text = text::candidates(
@@ -290,7 +296,8 @@ pub(in crate::memory) fn run(
 /// A candidate hit before scoring.
 struct Candidate {
     entry: Entry,
-    /// Its full-text score in `(0, 1]` (1 for the best), when it matched the words.
+    /// Its full-text score by the `rank` formula (about 1 for a text holding every word of the
+    /// query), when it matched the words.
     text: Option<f64>,
     /// Its vector, when the current model made one.
     vector: Option<Vec<f32>>,

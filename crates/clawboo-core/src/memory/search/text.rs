@@ -3,8 +3,9 @@
 //!
 //! Owns: the `MATCH` queries over `clawboo_facts_newest_fts` and `clawboo_procedures_fts` (the scope
 //! filter applied inside them), reading at most [`POOL`] rows per source ([`RANKED_POOL`] for the
-//! source the index ranks), and the scores: each candidate's `rank` score relative to the best's,
-//! so the best scores 1, scores never rise down the list and stay above zero. A ranked source
+//! source the index ranks), and the scores: a full-text hit's is its `rank` score relative to the
+//! best's, so the best scores 1, scores never rise down the list and stay above zero (hybrid
+//! search takes the `rank` scores themselves, which say how much of the query matched). A ranked source
 //! reads the index's best-ranked rows first and looks up only those; the other sources read
 //! newest first, so the cost follows the limit, not how many rows hold the words. A read takes
 //! only each candidate's rowid, title and content, turned into words for the ranking
@@ -78,19 +79,27 @@ pub(super) fn hits(
     limit: u32,
     scope: &ReadScope,
 ) -> Result<Vec<SearchHit>, MemoryError> {
-    Ok(candidates(readers, counts, query, limit, scope)?
+    let found = candidates(readers, counts, query, limit, scope)?;
+    let top = found
+        .first()
+        .and_then(|c| c.text)
+        .unwrap_or(1.0)
+        .max(f64::MIN_POSITIVE);
+    Ok(found
         .into_iter()
         .map(|c| SearchHit {
-            score: c.text.unwrap_or(0.0),
+            score: (c.text.unwrap_or(0.0) / top).clamp(MIN_SCORE, 1.0),
             entry: c.entry,
             matched_via: MatchedVia::Fts,
         })
         .collect())
 }
 
-/// The `cap` best full-text matches among facts and procedures, best first, with scores in
-/// `(0, 1]`, without vectors (hybrid search reads those of the few it keeps). What the index says of
-/// the query's words is read through `counts`.
+/// The `cap` best full-text matches among facts and procedures, best first, each with its score
+/// by the `rank` formula (about 1 for a text holding every word of the query, up to about 1.5 when
+/// it says them in the query's order; at least [`MIN_SCORE`]), without vectors (hybrid search reads
+/// those of the few it keeps, and weighs meaning by how well the words matched: `blend`). What the
+/// index says of the query's words is read through `counts`.
 pub(super) fn candidates(
     readers: Readers<'_>,
     counts: &mut WordCounts,
@@ -145,12 +154,11 @@ pub(super) fn candidates(
         .into_iter()
         .filter_map(|(score, row)| Some((score, entries.remove(&row)?)))
         .collect();
-    let top = scored.first().map_or(1.0, |s| s.0).max(f64::MIN_POSITIVE);
     Ok(scored
         .into_iter()
         .map(|(score, entry)| Candidate {
             entry,
-            text: Some((score / top).clamp(MIN_SCORE, 1.0)),
+            text: Some(score.max(MIN_SCORE)),
             vector: None,
         })
         .collect())
