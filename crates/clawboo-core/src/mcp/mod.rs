@@ -155,6 +155,8 @@ impl<E: DomainError> From<E> for ToolError {
 pub type ToolResult = Result<Reply, ToolError>;
 
 type Handler<S> = Box<dyn Fn(&S, Value, Option<&Elicit>) -> ToolResult + Send + Sync>;
+/// Whether a call with these arguments may wait ([`Tool::waits_when`]).
+type WaitRule<S> = Box<dyn Fn(&S, Option<&Map<String, Value>>) -> bool + Send + Sync>;
 
 /// One tool of a server over state `S`.
 pub struct Tool<S> {
@@ -164,8 +166,8 @@ pub struct Tool<S> {
     annotations: Option<Annotations>,
     output_schema: Option<Map<String, Value>>,
     handler: Handler<S>,
-    /// The argument that makes a call wait ([`Tool::waits_when_given`]).
-    waits_on: Option<&'static str>,
+    /// When a call may wait ([`Tool::waits_when`], [`Tool::waits_when_given`]).
+    waits: Option<WaitRule<S>>,
 }
 
 impl<S> Tool<S> {
@@ -199,7 +201,7 @@ impl<S> Tool<S> {
                 let args: A = serde_json::from_value(args).map_err(ToolError::invalid_args)?;
                 handler(state, args, elicit)
             }),
-            waits_on: None,
+            waits: None,
         }
     }
 
@@ -207,16 +209,29 @@ impl<S> Tool<S> {
     /// change in the database, up to that many milliseconds): such a call is never answered on a
     /// stdio reader thread, even for a server whose handlers otherwise never wait
     /// ([`ServerBuilder::handlers_never_wait`]).
-    pub fn waits_when_given(mut self, arg: &'static str) -> Self {
-        self.waits_on = Some(arg);
+    pub fn waits_when_given(self, arg: &'static str) -> Self {
+        self.waits_when(move |_, args| {
+            args.and_then(|args| args.get(arg)?.as_f64())
+                .is_some_and(|n| n > 0.0)
+        })
+    }
+
+    /// Declares when a call may wait longer than bounded local work (for a person, a timer, the
+    /// network): `rule` is asked with the server's state and the call's arguments, before they
+    /// are checked, and such a call is never answered on a stdio reader thread, even for a server
+    /// whose handlers otherwise never wait ([`ServerBuilder::handlers_never_wait`]). It must
+    /// answer `true` when unsure.
+    pub fn waits_when(
+        mut self,
+        rule: impl Fn(&S, Option<&Map<String, Value>>) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.waits = Some(Box::new(rule));
         self
     }
 
-    /// Whether a call with `args` may wait ([`Tool::waits_when_given`]).
-    fn may_wait(&self, args: Option<&Map<String, Value>>) -> bool {
-        self.waits_on
-            .and_then(|arg| args?.get(arg)?.as_f64())
-            .is_some_and(|n| n > 0.0)
+    /// Whether a call with `args` may wait ([`Tool::waits_when`]).
+    fn may_wait(&self, state: &S, args: Option<&Map<String, Value>>) -> bool {
+        self.waits.as_ref().is_some_and(|rule| rule(state, args))
     }
 
     /// The tool's name.
@@ -463,8 +478,8 @@ impl<S: Send + Sync + 'static> ServerBuilder<S> {
     /// stdio session then runs `tools/call` on its reader thread, which saves two thread hand-offs
     /// per call; while a call runs there, the session's next requests wait for it. A server with a
     /// handler that may wait longer (an approval, an HTTP request) must not say this; a tool that
-    /// waits only when asked to says so itself ([`Tool::waits_when_given`]), and those calls are
-    /// served off the reader.
+    /// waits only when asked to, or only in some calls, says so itself ([`Tool::waits_when`],
+    /// [`Tool::waits_when_given`]), and those calls are served off the reader.
     pub fn handlers_never_wait(mut self) -> Self {
         self.inner.handlers_never_wait = true;
         self
@@ -558,19 +573,26 @@ impl<S: Send + Sync + 'static> Server<S> {
     /// Whether `request` may be answered inline ([`Server::call_inline`]) instead of through
     /// rmcp's request path: the server's handlers never wait
     /// ([`ServerBuilder::handlers_never_wait`]), the call carries no `_meta` and does not ask its
-    /// tool to wait ([`Tool::waits_when_given`]). The one rule of the stdio reader and of the
-    /// HTTP service.
+    /// tool to wait ([`Tool::waits_when`]). The one rule of the stdio reader and of the HTTP
+    /// service.
     fn answers_inline(&self, request: &CallToolRequestParams) -> bool {
         self.inner.handlers_never_wait && request.meta.is_none() && !self.call_may_wait(request)
     }
 
-    /// Whether this call asks its tool to wait ([`Tool::waits_when_given`]).
+    /// [`Server::answers_inline`] for a call's params as JSON (`{"name", "arguments"}`), for the
+    /// servers' tests, which do not see rmcp's types.
+    #[cfg(test)]
+    pub(crate) fn answers_inline_json(&self, params: Value) -> bool {
+        serde_json::from_value(params).is_ok_and(|call| self.answers_inline(&call))
+    }
+
+    /// Whether this call may make its tool wait ([`Tool::waits_when`]).
     fn call_may_wait(&self, request: &CallToolRequestParams) -> bool {
         self.inner
             .tools
             .iter()
             .find(|t| t.name == request.name)
-            .is_some_and(|t| t.may_wait(request.arguments.as_ref()))
+            .is_some_and(|t| t.may_wait(&self.inner.state, request.arguments.as_ref()))
     }
 
     /// Runs a `tools/call` on the calling thread and shapes the result exactly as rmcp's request

@@ -10,7 +10,7 @@
 //! Inline answers: once the session is up (an `initialize` answered, then
 //! `notifications/initialized` read), a `ping` without `_meta`, and a `tools/call` without `_meta`
 //! to a server whose handlers never wait ([`super::ServerBuilder::handlers_never_wait`]) that does
-//! not ask its tool to wait ([`super::Tool::waits_when_given`]), are
+//! not ask its tool to wait ([`super::Tool::waits_when`]), are
 //! answered on the reader thread itself and the answer queued there; the reader writes what it has queued just before it next blocks on
 //! stdin or hands a message to rmcp, so a pipelined burst costs one `write` and no answer is
 //! overtaken by the answer to a later line. A round trip then wakes no thread but the reader:

@@ -294,6 +294,23 @@ impl Embedder {
         }
     }
 
+    /// Whether there is surely no provider, known without waiting: the resolution has finished
+    /// and found none. `false` while it runs.
+    pub fn surely_none(&self) -> bool {
+        if let Some(resolved) = self.resolved.get() {
+            return resolved.is_none();
+        }
+        let finished = self
+            .pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .is_some_and(JoinHandle::is_finished);
+        // Finished: taking its answer waits for nothing. (No handle and no answer yet: another
+        // caller is taking it, maybe still waiting for it.)
+        finished && self.provider().is_none()
+    }
+
     /// The provider, waiting for the background resolution if it is still running.
     pub fn provider(&self) -> Option<&Provider> {
         self.resolved
@@ -347,6 +364,32 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn surely_none_is_known_without_waiting_and_only_when_no_provider_was_found() {
+        assert!(Embedder::none().surely_none());
+        let provider = Provider::Ollama {
+            base: "http://127.0.0.1:9".into(),
+            model: "nomic-embed-text".into(),
+        };
+        assert!(!Embedder::with(Some(provider)).surely_none());
+        // While an Ollama probe waits for its answer: not sure, and told at once.
+        let slow = loopback::serve(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(800));
+            (500, String::new())
+        });
+        let resolving = Embedder::resolve_in_background(config(&slow.base, &closed_port(), None));
+        let asked = std::time::Instant::now();
+        assert!(!resolving.surely_none());
+        assert!(asked.elapsed() < std::time::Duration::from_millis(400));
+        // Once it has found nothing: sure.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !resolving.surely_none() {
+            assert!(std::time::Instant::now() < deadline, "never sure");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(resolving.provider().is_none());
+    }
     use clawboo_tests::loopback::{self, closed_port};
 
     #[test]

@@ -180,6 +180,12 @@ impl Memory {
         }
     }
 
+    /// Whether this store surely has no embedding provider, known without waiting for its
+    /// resolution (`Embedder::surely_none`): its searches are full-text and its saves embed nothing.
+    pub fn surely_without_provider(&self) -> bool {
+        self.embedder.surely_none()
+    }
+
     /// The embedding provider, if one is configured and reachable.
     pub fn provider(&self) -> Option<&Provider> {
         self.embedder.provider()

@@ -19,6 +19,11 @@
 //! answer that silently changes its meaning is worse than one that changes its shape. A caller
 //! that asks for `fts` (or leaves `mode` out without a provider) always gets the plain array.
 //!
+//! A full-text search and a browse, and every call once the process knows it has no embedding
+//! provider, are answered on a stdio session's reader thread (`mcp`'s `handlers_never_wait`); a
+//! call that may call the provider over the network (a save, a vector or hybrid search, while a
+//! provider exists or is still being resolved) is served off it.
+//!
 //! Must never: touch SQL (the store does), or let an argument widen a bound scope.
 
 use std::sync::Arc;
@@ -272,6 +277,9 @@ pub fn build(memory: Memory, bound: Option<MemoryBinding>) -> Server<MemoryState
     // database, and an embedding provider is how it indexes, not a world the tools act on: no tool
     // is open-world.
     Server::builder(SERVER_NAME, MemoryState { memory, bound })
+        // Every handler is a few statements on this process's connection, but one that may call
+        // the embedding provider (over the network), which says so.
+        .handlers_never_wait()
         .tool(
             Tool::new(
                 "memory_save",
@@ -281,6 +289,8 @@ pub fn build(memory: Memory, bound: Option<MemoryBinding>) -> Server<MemoryState
             // Adds a fact, or a new version of a procedure (older versions stay); each call adds
             // another.
             .annotations(Annotations::additive("Save a memory"))
+            // A fact is embedded when there is a provider.
+            .waits_when(|s: &MemoryState, _| !s.memory.surely_without_provider())
             .output::<Saved>(),
         )
         .tool(
@@ -291,6 +301,11 @@ pub fn build(memory: Memory, bound: Option<MemoryBinding>) -> Server<MemoryState
             )
             // Reads only.
             .annotations(Annotations::read_only("Search memories"))
+            // Any mode but full-text embeds the query when there is a provider.
+            .waits_when(|s: &MemoryState, args| {
+                let full_text = args.and_then(|a| a.get("mode")?.as_str()) == Some("fts");
+                !full_text && !s.memory.surely_without_provider()
+            })
             .output::<SearchAnswer>(),
         )
         .tool(
@@ -338,4 +353,42 @@ pub fn build(memory: Memory, bound: Option<MemoryBinding>) -> Server<MemoryState
             },
         ))
         .build()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::db::Db;
+    use crate::memory::{Embedder, Provider};
+
+    /// Whether `server` answers a call of `tool` with `arguments` on a stdio session's reader.
+    fn inline(server: &Server<MemoryState>, tool: &str, arguments: serde_json::Value) -> bool {
+        server.answers_inline_json(json!({ "name": tool, "arguments": arguments }))
+    }
+
+    #[test]
+    fn only_calls_that_may_reach_the_embedding_provider_leave_the_reader() {
+        let store = |embedder| build(Memory::new(Db::open_in_memory().unwrap(), embedder), None);
+        let without = store(Embedder::none());
+        let with = store(Embedder::with(Some(Provider::Ollama {
+            base: "http://127.0.0.1:9".into(),
+            model: "nomic-embed-text".into(),
+        })));
+        let fts = json!({"query": "deploy", "mode": "fts"});
+        let hybrid = json!({"query": "deploy", "mode": "hybrid"});
+        let unsaid = json!({"query": "deploy"});
+        let save = json!({"title": "t", "content": "c"});
+        for server in [&without, &with] {
+            assert!(inline(server, "memory_search", fts.clone()));
+            assert!(inline(server, "memory_browse", json!({})));
+        }
+        for (arguments, tool) in [(hybrid, "memory_search"), (unsaid, "memory_search")] {
+            assert!(inline(&without, tool, arguments.clone()));
+            assert!(!inline(&with, tool, arguments));
+        }
+        assert!(inline(&without, "memory_save", save.clone()));
+        assert!(!inline(&with, "memory_save", save));
+    }
 }
