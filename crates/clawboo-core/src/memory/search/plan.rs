@@ -251,8 +251,11 @@ pub(super) struct Plan {
     pub(super) words: Vec<String>,
     /// The words of the query in order, spelling corrected, as the index is asked for them.
     pub(super) said: Vec<String>,
+    /// How many words of `said` open it as a question ([`question_opening`]): they say what kind
+    /// of answer is wanted, not what it holds.
+    pub(super) opening: usize,
     /// Where the words of `said` that a fact saying the query would say begin: after a question's
-    /// opening ([`asked_from`]). The phrase is read from there.
+    /// opening asked with a wh-word ([`asked_from`]). The phrase is read from there.
     pub(super) phrase_from: usize,
     /// The terms the ranking weighs.
     pub(super) terms: Vec<Term>,
@@ -390,13 +393,15 @@ impl Plan {
     /// The plan of a query that `said` (spelling corrected) with `terms`, over `total` facts of
     /// which more than `common` make a term common; its sources follow from them.
     fn of(said: Vec<String>, terms: Vec<Term>, total: i64, common: i64) -> Self {
-        let phrase_from = asked_from(&said);
+        let opening = question_opening(&said);
+        let phrase_from = asked_from(&said, opening);
         let asked = &said[phrase_from..];
         let phrased = (2..=MAX_PHRASE_WORDS).contains(&asked.len());
         let mut plan = Plan {
             words: said.iter().map(|w| stem::key(w)).collect(),
             phrase: phrased.then(|| phrase(asked)),
             phrase_superset: phrased.then(|| phrase_superset(asked)).flatten(),
+            opening,
             phrase_from,
             said,
             terms,
@@ -427,12 +432,11 @@ impl Plan {
         &mut self,
         mut facts_holding: impl FnMut(&str) -> Result<f64, E>,
     ) -> Result<(), E> {
-        let opening = question_opening(&self.said);
         for (at, (said, key)) in self.said.iter().zip(&self.words).enumerate() {
             let weighed = self.terms.iter().any(|t| t.key == *key)
                 || self.stop_words.iter().any(|(k, _)| k == key);
             if !weighed {
-                let facts = if at < opening {
+                let facts = if at < self.opening {
                     self.total as f64 / 2.0
                 } else {
                     facts_holding(said)?
@@ -737,16 +741,16 @@ fn question_opening(said: &[String]) -> usize {
     }
 }
 
-/// Where the words of `said` that its fact would say begin: after the opening of a question
-/// asked with a wh-word ("how do I reset the pool", "what is the"), which a fact seldom says.
-/// An opening of `can`, `is` or `does` is kept: a run of a fact's words starts so as often ("is
-/// the value of", "can be used to").
-fn asked_from(said: &[String]) -> usize {
+/// Where the words of `said`, opened by `opening` words ([`question_opening`]), that its fact
+/// would say begin: after the opening of a question asked with a wh-word ("how do I reset the
+/// pool", "what is the"), which a fact seldom says. An opening of `can`, `is` or `does` is kept: a
+/// run of a fact's words starts so as often ("is the value of", "can be used to").
+fn asked_from(said: &[String], opening: usize) -> usize {
     const WH: &[&str] = &[
         "how", "what", "when", "where", "which", "who", "whom", "why",
     ];
     match said.first() {
-        Some(first) if WH.contains(&first.as_str()) => question_opening(said),
+        Some(first) if WH.contains(&first.as_str()) => opening,
         _ => 0,
     }
 }
@@ -809,8 +813,7 @@ fn phrase_superset(said: &[String]) -> Option<String> {
 /// wanted rather than what it holds.
 fn other_words(plan: &Plan) -> Vec<&String> {
     let mut others: Vec<&String> = Vec::new();
-    let opening = question_opening(&plan.said);
-    for (said, key) in plan.said.iter().zip(&plan.words).skip(opening) {
+    for (said, key) in plan.said.iter().zip(&plan.words).skip(plan.opening) {
         let term = plan.terms.iter().any(|t| t.key == *key);
         if !term && !others.contains(&said) {
             others.push(said);
