@@ -364,6 +364,7 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clawboo_tests::loopback::{self, closed_port};
 
     #[test]
     fn surely_none_is_known_without_waiting_and_only_when_no_provider_was_found() {
@@ -373,15 +374,16 @@ mod tests {
             model: "nomic-embed-text".into(),
         };
         assert!(!Embedder::with(Some(provider)).surely_none());
-        // While an Ollama probe waits for its answer: not sure, and told at once.
+        // While an Ollama probe waits for its answer (1.2 s): not sure, and told without waiting
+        // for it.
         let slow = loopback::serve(|_| {
-            std::thread::sleep(std::time::Duration::from_millis(800));
+            std::thread::sleep(std::time::Duration::from_millis(1_200));
             (500, String::new())
         });
         let resolving = Embedder::resolve_in_background(config(&slow.base, &closed_port(), None));
         let asked = std::time::Instant::now();
         assert!(!resolving.surely_none());
-        assert!(asked.elapsed() < std::time::Duration::from_millis(400));
+        assert!(asked.elapsed() < std::time::Duration::from_millis(1_000));
         // Once it has found nothing: sure.
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
         while !resolving.surely_none() {
@@ -390,7 +392,6 @@ mod tests {
         }
         assert!(resolving.provider().is_none());
     }
-    use clawboo_tests::loopback::{self, closed_port};
 
     #[test]
     fn debug_output_never_shows_the_api_key() {

@@ -5,8 +5,8 @@
 //! filter applied inside them), reading at most [`POOL`] rows per source ([`RANKED_POOL`] for the
 //! source the index ranks), and the scores: a full-text hit's is its `rank` score relative to the
 //! best's, so the best scores 1, scores never rise down the list and stay above zero (hybrid
-//! search takes the `rank` scores themselves, which say how much of the query matched). A ranked source
-//! reads the index's best-ranked rows first and looks up only those; the other sources read
+//! search takes the `rank` scores themselves, which say how much of the query matched). A ranked
+//! source reads the index's best-ranked rows first and looks up only those; the other sources read
 //! newest first, so the cost follows the limit, not how many rows hold the words. A read takes
 //! only each candidate's rowid, title and content, turned into words for the ranking
 //! (`rank::Words`) straight from the row on the thread that read it; the whole entries are read

@@ -23,9 +23,9 @@ use super::{Candidate, as_params, named, rowid_list};
 /// Vector and hybrid search read back this many of the index's nearest candidates per hit asked
 /// for: the index's int8 order is within about 0.01 of the exact cosine, so the exact best `limit`
 /// are among its best `3 × limit` (recall@10 against exact search 0.998 at a million facts). Hybrid
-/// needs no more: a fact that matches no word of the query scores its similarity alone (`blend`),
-/// so one past the nearest `limit` can never reach the hits, and the full-text hits join the
-/// candidates on their own.
+/// (which asks for at least `blend::NEAREST_REFERENCE`) needs no more: a fact that matches no word
+/// of the query scores by its similarity alone (`blend`), so one past the nearest it asked for can
+/// never reach the hits, and the full-text hits join the candidates on their own.
 const OVERFETCH: usize = 3;
 
 /// The facts nearest `query_vector` among every in-scope fact embedded by `model`: the index
