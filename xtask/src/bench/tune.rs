@@ -140,6 +140,8 @@ fn measure(
 /// real model (`model`; the deterministic stand-in when it is not installed, said so), kept in
 /// `dir` for the next run: what hybrid search is tuned on.
 fn meaning_recall(dir: &Path, tuning: &corpus::Corpus) -> anyhow::Result<()> {
+    // The searches go through the memory bin, built as the bench builds it.
+    crate::probe::build_bins("release")?;
     let (store, probes) = meaning_store(&tuning.facts, &tuning.queries, MEANING_FACTS);
     let embedder = model::Embedder::start()?;
     let shares = model::recall(&embedder, &dir.join("tuning-meaning.db"), &store, &probes)?;
