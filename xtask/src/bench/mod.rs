@@ -442,6 +442,14 @@ fn median(mut values: Vec<f64>) -> Option<f64> {
     })
 }
 
+/// Removes the store at `path` with its WAL and shared-memory files, so a kept store that no
+/// longer holds what a bench wants is made anew.
+fn remove_store(path: &Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+}
+
 /// Whether `server` lists `tool`.
 fn offers(server: &mut Server, tool: &str) -> bool {
     server.list_tools().iter().any(|t| t["name"] == tool)

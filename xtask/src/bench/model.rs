@@ -24,6 +24,7 @@ use clawboo_core::internal::memory::{self, Provider, embed};
 use clawboo_tests::{Server, bin_path, loopback};
 
 use super::realistic::{embed_text, embedder, fact_ids, search};
+use super::remove_store;
 use super::tune::holds;
 
 /// Facts embedded per request to the model.
@@ -64,9 +65,7 @@ pub(super) fn recall(
     if embedded(db, facts, &model).unwrap_or(false) {
         eprintln!("  reusing {} ({} facts)", db.display(), facts.len());
     } else {
-        for suffix in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
-        }
+        remove_store(db);
         embed_store(embedder, db, facts, &model)?;
     }
     let ids = fact_ids(db)?;

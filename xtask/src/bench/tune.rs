@@ -36,7 +36,7 @@ use super::realistic::{
     MEANING_FACTS, fact_ids, meaning_store, million_queries, percentile, seed_in_batches,
     spliced_million,
 };
-use super::{median, ms};
+use super::{median, ms, remove_store};
 
 /// Facts of the smaller store.
 const FACTS: usize = 100_000;
@@ -205,9 +205,7 @@ fn exhaustive_recall(path: &Path, queries: &[Query]) -> anyhow::Result<()> {
 /// Seeds `path` with `facts` unless it already holds them.
 fn keep_store(path: &Path, facts: &[(String, String)]) -> anyhow::Result<()> {
     if !holds(path, facts).unwrap_or(false) {
-        for suffix in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-        }
+        remove_store(path);
         let started = Instant::now();
         eprintln!("storing {} facts in {}…", facts.len(), path.display());
         seed_in_batches(path, facts.iter().map(|(t, c)| (t.as_str(), c.as_str())))?;

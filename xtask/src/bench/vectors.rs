@@ -38,7 +38,7 @@ use super::corpus;
 use super::model::{self, Embedder, stand_in_model};
 use super::realistic::{DIMS, embed_text, embedder, percentile, search, spliced_million};
 use super::stdio::peak_rss_kib;
-use super::{Row, Subject, median, ms};
+use super::{Row, Subject, median, ms, remove_store};
 
 /// Adds this module's rows (ours only: a comparison server has no such index) to `rows`; the
 /// stores are kept in `keep` (and reused from there) when given, else in temporary folders.
@@ -149,9 +149,7 @@ impl Store {
             eprintln!("  vector index: reusing {} ({count} facts)", path.display());
             None
         } else {
-            for suffix in ["", "-wal", "-shm"] {
-                let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-            }
+            remove_store(&path);
             Some(seed(&path, facts)?)
         };
         let mut postings = vec![Vec::new(); DIMS];
