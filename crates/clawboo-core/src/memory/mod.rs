@@ -220,11 +220,14 @@ impl Memory {
             updated_at: now,
         };
         let conn = self.db.conn();
-        immediate(&conn, |tx| {
+        let rowid = immediate(&conn, |tx| {
             insert_fact(tx, &fact, embedding.as_ref())?;
+            let rowid = tx.last_insert_rowid();
             // Indexed in the fact's own transaction: they are committed together or not at all.
-            vectors::index_rows(tx, &[tx.last_insert_rowid()])
+            vectors::index_rows(tx, &[rowid])?;
+            Ok::<_, MemoryError>(rowid)
         })?;
+        upkeep::keep_even_after_save(&conn, rowid);
         Ok(fact)
     }
 
@@ -414,12 +417,14 @@ fn insert_fact(
 }
 
 /// Stores many global facts (title, content) in one transaction, scrubbed and without vectors:
-/// for seeding a store before a run or a benchmark. Returns how many were stored.
+/// for seeding a store before a run or a benchmark. Returns how many were stored. Like every
+/// writer, it leaves the full-text index even (`upkeep`): merged into one segment when what it
+/// wrote made it uneven.
 pub fn seed_facts<'a>(
     conn: &Conn<'_>,
     facts: impl IntoIterator<Item = (&'a str, &'a str)>,
 ) -> Result<usize, MemoryError> {
-    immediate(conn, |tx| {
+    let stored = immediate(conn, |tx| {
         let mut count = 0;
         let now = tx.now_ms();
         for (title, content) in facts {
@@ -437,8 +442,10 @@ pub fn seed_facts<'a>(
             insert_fact(tx, &fact, None)?;
             count += 1;
         }
-        Ok(count)
-    })
+        Ok::<_, MemoryError>(count)
+    })?;
+    upkeep::merge_if_uneven(conn)?;
+    Ok(stored)
 }
 
 /// How many columns [`fact_columns!`] selects (a statement's own columns follow them).

@@ -233,8 +233,9 @@ mod tests {
     fn the_leaves_list_what_the_vocabulary_lists_across_segments_and_long_row_lists() {
         let db = Db::open_in_memory().unwrap();
         let conn = db.conn();
-        // Many small transactions leave several segments; `theme` in every fact gives a row
-        // list that spans pages with no word starting on them, between `the` and `then…`.
+        // Many small transactions leave several segments (written past the writers' upkeep,
+        // which would merge them); `theme` in every fact gives a row list that spans pages with
+        // no word starting on them, between `the` and `then…`.
         for batch in 0..12 {
             let contents: Vec<String> = (0..150)
                 .map(|i| {
@@ -246,8 +247,16 @@ mod tests {
                     )
                 })
                 .collect();
-            crate::memory::seed_facts(&conn, contents.iter().map(|c| ("title", c.as_str())))
+            let tx = conn.unchecked_transaction().unwrap();
+            for (i, content) in contents.iter().enumerate() {
+                tx.execute(
+                    "INSERT INTO memory_facts (id, title, content, created_at, updated_at)
+                     VALUES (?1, 'title', ?2, 0, 0)",
+                    (format!("fact-{batch}-{i}"), content),
+                )
                 .unwrap();
+            }
+            tx.commit().unwrap();
         }
         let segments: i64 = conn
             .query_row(
