@@ -166,13 +166,7 @@ mod tests {
     fn facts_written_one_at_a_time_end_in_one_segment_and_are_found_as_before() {
         let memory = Memory::new(Db::open_in_memory().unwrap(), Embedder::none());
         for i in 0..300 {
-            let content = format!("deploy number {i} waits for the lock on shard {}", i % 7);
-            let new = NewFact {
-                title: "rollout",
-                content: &content,
-                tags: &[],
-            };
-            memory.save_fact(&new, &WriteScope::default()).unwrap();
+            save(&memory, i);
         }
         let ids = |query: &str| -> Vec<String> {
             let scope = ReadScope::default();
@@ -184,7 +178,10 @@ mod tests {
         let queries = ["deploy lock", "shard 3", "number 250 waits"];
         let before: Vec<Vec<String>> = queries.iter().map(|q| ids(q)).collect();
         let conn = memory.db.conn();
-        assert!(segments(&conn) > 1, "one save, one segment at first");
+        assert!(
+            segments(&conn) > 1,
+            "the saves since the last check left segments"
+        );
         let steps = merge_text_indexes(&conn).unwrap();
         assert!(steps >= 1);
         assert_eq!(segments(&conn), 1);
