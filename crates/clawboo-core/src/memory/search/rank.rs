@@ -4,12 +4,8 @@
 //! - **words**: BM25 over every word of the query, computed here on the candidate's own words
 //!   reduced to their families (`stem::key`, so `deploy`, `deployed` and `deployment` are one
 //!   word): each word counts its inverse document frequency `ln(1 + (N − df + ½) / (df + ½))` (a
-//!   rare word outweighs a common one), saturated by how often the text holds it (k1 = [`K1`];
-//!   a word spelled as the query spells it counts once, one in another form of its family
-//!   [`FORM_SHARE`] of that: of two texts holding a form of the query's `deployed`, the one
-//!   spelling it so is likelier the one meant, and a text holding only another form still scores
-//!   well above one without the word) and normalised by the text's length against the
-//!   candidates' mean (b = [`B`]); a word in the
+//!   rare word outweighs a common one), saturated by how often the text holds it (k1 = [`K1`])
+//!   and normalised by the text's length against the candidates' mean (b = [`B`]); a word in the
 //!   title (or a procedure's name) counts [`TITLE_WEIGHT`] times one in the content. The `df` is
 //!   the plan's: counted for a rare term, estimated for a common term and for a stop word
 //!   (`plan::Counted`), so `into`, held by one fact in fifty, weighs far more than `the`, held by
@@ -45,16 +41,6 @@ const ORDER_WEIGHT: f64 = 0.5;
 type Family = u16;
 /// A word that is none of the query's families.
 const OTHER: Family = Family::MAX;
-/// Set on a text word spelled as the query spells a word of its family.
-const EXACT: Family = 0x8000;
-/// How much a word in another form of a query word's family counts beside one spelled as the query
-/// spells it.
-const FORM_SHARE: f64 = 0.5;
-
-/// A text word's family without [`EXACT`].
-fn base(word: Family) -> Family {
-    if word == OTHER { OTHER } else { word & !EXACT }
-}
 
 /// The query's word families, and the family of every text word met so far (a text's words
 /// repeat across candidates, so each distinct word is stemmed once per query). The words met are
@@ -68,8 +54,6 @@ pub(super) struct Families<'p> {
     starts: Vec<&'p str>,
     /// Every text word met that could be one of them, as the text spells it, and its family.
     met: HashMap<Box<str>, Family, BuildHasherDefault<WordHasher>>,
-    /// The query's words as it spells them.
-    said: Vec<&'p str>,
 }
 
 impl<'p> Families<'p> {
@@ -77,7 +61,7 @@ impl<'p> Families<'p> {
     pub(super) fn new(plan: &'p Plan) -> Self {
         let mut keys: Vec<&str> = Vec::new();
         for key in &plan.words {
-            if !keys.contains(&key.as_str()) && keys.len() < usize::from(EXACT) {
+            if !keys.contains(&key.as_str()) && keys.len() < usize::from(OTHER) {
                 keys.push(key);
             }
         }
@@ -86,7 +70,6 @@ impl<'p> Families<'p> {
             keys,
             starts,
             met: HashMap::default(),
-            said: plan.said.iter().map(String::as_str).collect(),
         }
     }
 
@@ -127,10 +110,7 @@ impl<'p> Families<'p> {
             return family;
         }
         let lower = word.to_lowercase();
-        let mut family = self.of_key(&stem::key(&lower));
-        if family != OTHER && self.said.contains(&lower.as_str()) {
-            family |= EXACT;
-        }
+        let family = self.of_key(&stem::key(&lower));
         self.met.insert(word.into(), family);
         family
     }
@@ -173,10 +153,9 @@ impl Words {
     pub(super) fn say(&self, phrase: &QueryPhrase) -> bool {
         let wanted = phrase.0.as_slice();
         !wanted.is_empty()
-            && [&self.title, &self.content].iter().any(|text| {
-                text.windows(wanted.len())
-                    .any(|w| w.iter().zip(wanted).all(|(a, b)| base(*a) == *b))
-            })
+            && [&self.title, &self.content]
+                .iter()
+                .any(|text| text.windows(wanted.len()).any(|w| w == wanted))
     }
 }
 
@@ -319,10 +298,9 @@ impl Scorer {
             .query
             .windows(2)
             .filter(|pair| {
-                [&words.title, &words.content].iter().any(|text| {
-                    text.windows(2)
-                        .any(|w| base(w[0]) == pair[0] && base(w[1]) == pair[1] && w[0] != OTHER)
-                })
+                [&words.title, &words.content]
+                    .iter()
+                    .any(|text| text.windows(2).any(|w| w == *pair && w[0] != OTHER))
             })
             .count();
         held as f64 / (self.query.len() - 1) as f64
@@ -395,17 +373,7 @@ fn start(word: &str) -> &str {
 }
 
 fn count(text: &[Family], family: Family) -> f64 {
-    text.iter()
-        .map(|w| {
-            if *w == family | EXACT {
-                1.0
-            } else if *w == family {
-                FORM_SHARE
-            } else {
-                0.0
-            }
-        })
-        .sum()
+    text.iter().filter(|w| **w == family).count() as f64
 }
 
 #[cfg(test)]
@@ -462,25 +430,8 @@ mod tests {
         let scorer = scorer(&plan);
         let forms = scorer.score(&words(&plan, "", "the deployment failed"));
         let same = scorer.score(&words(&plan, "", "deploy fails"));
-        let neither = scorer.score(&words(&plan, "", "the rollout broke"));
-        assert!(forms > 0.7, "{forms}");
-        assert!(forms - neither > 0.7, "{forms} {neither}");
-        assert!((forms - same).abs() < 0.4, "{forms} {same}");
-    }
-
-    #[test]
-    fn a_word_spelled_as_the_query_spells_it_outranks_another_form() {
-        let plan = plan(&["deployed", "shard"], &[("deployed", 10), ("shard", 10)]);
-        let scorer = scorer(&plan);
-        // The same length, the words in the same places.
-        let spelled = scorer.score(&words(&plan, "", "shard deployed at noon"));
-        let other = scorer.score(&words(&plan, "", "shard deploys at noon"));
-        let without = scorer.score(&words(&plan, "", "shard restarts at noon"));
-        assert!(spelled > other, "{spelled} {other}");
-        assert!(other > without + 0.1, "{other} {without}");
-        // Case is not spelling.
-        let shouted = scorer.score(&words(&plan, "", "SHARD DEPLOYED AT NOON"));
-        assert!((shouted - spelled).abs() < 1e-9, "{shouted} {spelled}");
+        assert!(forms > 0.9, "{forms}");
+        assert!((forms - same).abs() < 0.2, "{forms} {same}");
     }
 
     #[test]
