@@ -444,10 +444,7 @@ pub fn seed_facts<'a>(
         }
         Ok::<_, MemoryError>(count)
     })?;
-    // The facts are committed: a merge that could not run is left to the next writer.
-    if let Err(e) = upkeep::merge_if_uneven(conn) {
-        crate::log::warn(&format!("the full-text index was left as written: {e}"));
-    }
+    upkeep::keep_even_after_bulk_write(conn);
     Ok(stored)
 }
 

@@ -1,16 +1,16 @@
 //! Keeping the full-text indexes merged, so a search reads each term in one place.
 //!
 //! Owns: [`merge_text_indexes`], and when a writer keeps the facts index even
-//! ([`keep_even_after_save`], [`merge_if_uneven`]). FTS5 writes a new segment for every write
-//! transaction and merges segments level by level (two of a level into one, schema step 4 of
+//! ([`keep_even_after_save`], [`keep_even_after_bulk_write`]). FTS5 writes a new segment for every
+//! write transaction and merges segments level by level (two of a level into one, schema step 4 of
 //! `sql`), so an index written one fact at a time holds several segments at rest, and every term a
 //! search reads is looked up in each of them: on the bench's tuning corpus at 100,000 facts (the
-//! corpus search is tuned on), a search took 3.2 ms of CPU over thirteen segments (four merged
-//! into one), 2.6–2.7 ms over seven (two merged into one) and 2.3–2.6 ms over one, in alternating
-//! runs. Merging them all is FTS5's `merge` command with a negative page count, run again until it
-//! has nothing left to do; each run writes at most [`MERGE_PAGES`] pages in its own `BEGIN
-//! IMMEDIATE`, so a writer from another process never waits long for the lock. The host runs it
-//! hourly and `compact` runs it.
+//! corpus search is tuned on), a search took 3.2 ms of CPU over thirteen segments (four merged into
+//! one), 2.6–2.7 ms over seven (two merged into one) and 2.3–2.6 ms over one, in alternating runs.
+//! Merging them all is FTS5's `merge` command with a negative page count, run again until it has
+//! nothing left to do; each run writes at most [`MERGE_PAGES`] pages in its own `BEGIN IMMEDIATE`,
+//! so a writer from another process never waits long for the lock. The host runs it hourly and
+//! `compact` runs it.
 //!
 //! Between those, the writers keep the facts index (the one every search reads) **even**: no more
 //! than [`UNEVEN_SHARE`] of its leaf pages outside its largest segment. A small segment costs a
@@ -23,7 +23,7 @@
 //! and a merge is done long before the index can be uneven again. Each full merge writes the
 //! whole index once it grew by an eighth, so all of them together write about nine times the
 //! index's final size. A bulk writer (`seed_facts`) merges the whole index when it left it uneven
-//! ([`merge_if_uneven`]).
+//! ([`keep_even_after_bulk_write`]).
 //!
 //! Must never: change what a search finds (merging only moves the index's entries), hold the
 //! write lock across steps, or fail a save that was committed (a step that fails is logged and
@@ -67,9 +67,17 @@ pub fn merge_text_indexes(conn: &Connection) -> Result<u32, MemoryError> {
     Ok(steps)
 }
 
-/// Merges the facts index into one segment when it is uneven (a bulk writer, after writing);
-/// returns how many steps wrote something.
-pub(super) fn merge_if_uneven(conn: &Connection) -> Result<u32, MemoryError> {
+/// After a bulk write was committed: the facts index merged into one segment when the write left
+/// it uneven. Never fails, as [`keep_even_after_save`].
+pub(super) fn keep_even_after_bulk_write(conn: &Connection) {
+    if let Err(e) = merge_if_uneven(conn) {
+        left_as_written(&e);
+    }
+}
+
+/// Merges the facts index into one segment when it is uneven; returns how many steps wrote
+/// something.
+fn merge_if_uneven(conn: &Connection) -> Result<u32, MemoryError> {
     if is_uneven(conn)? {
         merge_whole(conn, FACTS_INDEX)
     } else {
@@ -91,8 +99,14 @@ pub(super) fn keep_even_after_save(conn: &Connection, rowid: i64) {
         Ok(())
     });
     if let Err(e) = stepped {
-        log::warn(&format!("the full-text index was left as written: {e}"));
+        left_as_written(&e);
     }
+}
+
+/// Logs a merge that could not run after its writes were committed: they stand, and the next
+/// check tries again.
+fn left_as_written(e: &MemoryError) {
+    log::warn(&format!("the full-text index was left as written: {e}"));
 }
 
 /// Whether the facts index's segments but the largest hold [`UNEVEN_SHARE`] of its pages.
