@@ -229,3 +229,22 @@ fn a_cached_statement_is_not_planned_again_when_its_values_change() {
     drop(db);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn sqlite_is_built_without_its_memory_statistics() {
+    // `.cargo/config.toml` sets the flag; without it every allocation SQLite makes takes a
+    // process-wide mutex that a search's two reading threads contend for.
+    let db = Db::open_in_memory().unwrap();
+    let conn = db.conn();
+    let options: Vec<String> = conn
+        .prepare("PRAGMA compile_options")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert!(
+        options.iter().any(|o| o == "DEFAULT_MEMSTATUS=0"),
+        "compile options: {options:?}"
+    );
+}
