@@ -27,6 +27,11 @@
 //!   the same topic. The `paraphrase` kind's stand-ins are drawn from the whole vocabulary, which
 //!   a person never does; this kind was added to tune on (it is made after the others, so they
 //!   are unchanged).
+//! - `allforms`: 5 consecutive words holding two content words or more, every one of which has
+//!   another form in the corpus and is put in it: no content word is said as the fact says it.
+//!   The `forms` kind changes only the words that have another form, so its facts often still
+//!   hold some of the query's words as spelt; this kind is what catches a ranking that favours a
+//!   word's exact spelling over its other forms (added after the others, so they are unchanged).
 //!
 //! Guarantees: offline, deterministic for a given machine (files are read in sorted order), and
 //! bounded (reading stops once enough distinct sentences are found). Must never: fetch anything.
@@ -113,6 +118,7 @@ pub fn build(facts: usize, queries: usize, probes: usize) -> anyhow::Result<Corp
         "question",
         "paraphrase",
         "synonym",
+        "allforms",
     ] {
         let mut made = 0;
         // Bounded: a fact that cannot make this kind is skipped, at most 20 tries a probe.
@@ -313,6 +319,22 @@ impl ProbeMaker {
                     .map(|w| (*w).to_owned())
                     .collect();
                 match kind {
+                    "allforms" => {
+                        let mut content = 0;
+                        for word in &mut window {
+                            let lower = word.to_lowercase();
+                            if !is_content_word(&lower) {
+                                continue;
+                            }
+                            let others = self.other_forms(&lower);
+                            if others.is_empty() {
+                                return None;
+                            }
+                            *word = rng.pick(&others).clone();
+                            content += 1;
+                        }
+                        (content >= 2).then(|| window.join(" "))
+                    }
                     "forms" => {
                         let mut changed = false;
                         for word in &mut window {
@@ -767,4 +789,47 @@ fn label_of_page(file: &Path) -> String {
         .filter(|w| !w.is_empty() && w.trim_start_matches("ch").parse::<u32>().is_err())
         .collect();
     format!("{book} {}", words.join(" "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_allforms_probe_says_every_content_word_in_another_form_or_is_not_made() {
+        let facts: Vec<(String, String)> = [
+            "the worker restarts failed services",
+            "a worker restarted the failing service",
+            "workers restart services that failed",
+            "the service fails when a worker restarts",
+            "restarting workers is how failures are handled",
+        ]
+        .iter()
+        .cycle()
+        .take(10)
+        .map(|c| ("notes".to_owned(), (*c).to_owned()))
+        .collect();
+        let maker = ProbeMaker::new(&facts);
+        let fact = "the worker restarts failed services";
+        let mut rng = Rng::new(7);
+        for _ in 0..20 {
+            let probe = maker.make("allforms", fact, &mut rng).unwrap();
+            let said: Vec<&str> = words_of(fact)
+                .into_iter()
+                .filter(|w| is_content_word(w))
+                .collect();
+            let asked: Vec<&str> = words_of(&probe)
+                .into_iter()
+                .filter(|w| is_content_word(w))
+                .collect();
+            assert_eq!(asked.len(), said.len(), "{probe}");
+            for (a, s) in asked.iter().zip(&said) {
+                assert_ne!(a, s, "{probe} keeps {s}");
+                assert_eq!(a[..4], s[..4], "{probe}: {a} is not a form of {s}");
+            }
+        }
+        // `handled` has no other form in these facts: a window holding it makes no probe.
+        let lone = "how failures are handled by workers";
+        assert!((0..20).all(|_| maker.make("allforms", lone, &mut rng).is_none()));
+    }
 }
