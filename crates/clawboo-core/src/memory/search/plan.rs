@@ -51,9 +51,9 @@
 //! 6. when no term is rare: the facts holding any common term, newest first.
 //!
 //! When no fact holds every present term, the sources of facts lacking a word (all but one term,
-//! common pairs, runs of three) read deeper than the others (`reads::Depth`, [`Role::reads_deeper`]):
-//! the query then holds a word its fact lacks, and those sources choose among the facts holding
-//! their words by age.
+//! common pairs, runs of three) read deeper than the others (`reads::Depth`,
+//! [`Role::reads_deeper`]): the query then holds a word its fact lacks, and those sources choose
+//! among the facts holding their words by age.
 //!
 //! What the index answered about words (counts, rows, corrections) is kept for the next queries
 //! while no connection has written to the file ([`WordCounts`]); the terms' reads and the stop

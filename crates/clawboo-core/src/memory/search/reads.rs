@@ -1,13 +1,14 @@
 //! Which reads of a full-text search's candidates run, and on which of two connections.
 //!
 //! Owns: the reads in the order one reader takes them (the shortlist's facts, the whole-query
-//! phrase beside a cut shortlist, the plan's sources, then the procedures), whether each is read (its role's rule
-//! after what the every-term source found, and whether the shortlist already holds all it can find:
-//! `plan::Source::is_read`) and how deep ([`Depth`], after the same), and [`Schedule::run`]: the reads shared by the store's connection and,
-//! when there is one, a second connection on another thread, each taking the next read as it
-//! finishes one. A read that depends on the every-term source waits for it. Each read's rows land
-//! in its own place, so the answer is the same, row for row, whichever connection read what: one
-//! reader and two give the same hits. With two, the reads share an idle second core: a search
+//! phrase beside a cut shortlist, the plan's sources, then the procedures), whether each is read
+//! (its role's rule after what the every-term source found, and whether the shortlist already
+//! holds all it can find: `plan::Source::is_read`) and how deep ([`Depth`], after the same), and
+//! [`Schedule::run`]: the reads shared by the store's connection and, when there is one, a second
+//! connection on another thread, each taking the next read as it finishes one. A read that
+//! depends on the every-term source waits for it. Each read's rows land in its own place, so the
+//! answer is the same, row for row, whichever connection read what: one reader and two give the
+//! same hits. With two, the reads share an idle second core: a search
 //! takes less time for a little more CPU (a thread started per search, two cores' caches). The
 //! planner's reads of the query's words, which wait for nothing, are shared the same way
 //! ([`each_on_either`]).
@@ -40,7 +41,9 @@ pub(super) enum Read<'p> {
 /// read before it says the query holds words its fact lacks (`plan::Role::reads_deeper`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Depth {
+    /// As many rows as every source reads.
     Pool,
+    /// More rows (`text`'s deeper pool).
     Deeper,
 }
 
