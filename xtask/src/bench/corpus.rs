@@ -320,35 +320,12 @@ impl ProbeMaker {
                     .collect();
                 match kind {
                     "allforms" => {
-                        let mut content = 0;
-                        for word in &mut window {
-                            let lower = word.to_lowercase();
-                            if !is_content_word(&lower) {
-                                continue;
-                            }
-                            let others = self.other_forms(&lower);
-                            if others.is_empty() {
-                                return None;
-                            }
-                            *word = rng.pick(&others).clone();
-                            content += 1;
-                        }
-                        (content >= 2).then(|| window.join(" "))
+                        let changed = self.put_in_other_forms(&mut window, true, rng)?;
+                        (changed >= 2).then(|| window.join(" "))
                     }
                     "forms" => {
-                        let mut changed = false;
-                        for word in &mut window {
-                            let lower = word.to_lowercase();
-                            if !is_content_word(&lower) {
-                                continue;
-                            }
-                            let others = self.other_forms(&lower);
-                            if !others.is_empty() {
-                                *word = rng.pick(&others).clone();
-                                changed = true;
-                            }
-                        }
-                        changed.then(|| window.join(" "))
+                        let changed = self.put_in_other_forms(&mut window, false, rng)?;
+                        (changed > 0).then(|| window.join(" "))
                     }
                     "typo" => {
                         let at = (0..window.len())
@@ -389,6 +366,33 @@ impl ProbeMaker {
                 }
             }
         }
+    }
+
+    /// Puts each content word of `window` that has another form in the corpus in one of them, and
+    /// says how many it changed; with `every`, `None` as soon as a content word has none.
+    fn put_in_other_forms(
+        &self,
+        window: &mut [String],
+        every: bool,
+        rng: &mut Rng,
+    ) -> Option<usize> {
+        let mut changed = 0;
+        for word in window.iter_mut() {
+            let lower = word.to_lowercase();
+            if !is_content_word(&lower) {
+                continue;
+            }
+            let others = self.other_forms(&lower);
+            if others.is_empty() {
+                if every {
+                    return None;
+                }
+                continue;
+            }
+            *word = rng.pick(&others).clone();
+            changed += 1;
+        }
+        Some(changed)
     }
 
     /// 5 to 8 consecutive words of a fact's `words` with one or two of their content words said
