@@ -13,8 +13,9 @@
 //!
 //! SQLite itself is built without its memory statistics (`LIBSQLITE3_FLAGS` in the workspace's
 //! `.cargo/config.toml`): kept, they take one process-wide mutex at every allocation SQLite makes,
-//! and the two threads of a full-text search contend for it. Without them, a search at 100k facts
-//! took about a tenth less CPU (in process, six alternating pairs of runs on one store).
+//! and the two threads of a full-text search contend for it. Without them, a search took about a
+//! tenth less CPU (in process, six alternating pairs of runs on the bench's tuning corpus at 100k
+//! facts, the corpus search is tuned on).
 //!
 //! Time: a [`Db`] holds a [`Clock`] and every [`Conn`] it hands out carries it, so a repository reads
 //! the time with [`Conn::now_ms`] and never from the system directly. Production uses the system
