@@ -50,11 +50,6 @@
 //!    shortlist kept every fact of is never read ([`HoldsRare`]);
 //! 6. when no term is rare: the facts holding any common term, newest first.
 //!
-//! When no fact holds every present term, the sources of facts lacking a word (all but one term,
-//! common pairs, runs of three) read deeper than the others (`reads::Depth`,
-//! [`Role::reads_deeper`]): the query then holds a word its fact lacks, and those sources choose
-//! among the facts holding their words by age.
-//!
 //! What the index answered about words (counts, rows, corrections) is kept for the next queries
 //! while no connection has written to the file ([`WordCounts`]); the terms' reads and the stop
 //! words' counts not kept yet are read on both of a search's connections at once, when it has two
@@ -214,17 +209,6 @@ impl Role {
                 true
             }
         }
-    }
-
-    /// Whether a source of this role reads deeper than the pool (`reads::Depth`) after what
-    /// `found` says: a source of facts lacking a word, when no fact holds every present term. The
-    /// query then holds words its fact lacks (a paraphrase, a word said otherwise), and such a
-    /// source chooses among the facts holding its words by age, so the fact asked for is found
-    /// when fewer newer facts than it reads hold the same; when some fact holds every term, the
-    /// sources read at the pool (those holding every term mostly rank first).
-    pub(super) fn reads_deeper(self, found: FoundSoFar<'_>) -> bool {
-        matches!(self, Role::LacksAWord | Role::NoFactHoldsEveryTerm)
-            && found.every_term == Some(EveryTermFound::Nothing)
     }
 
     /// Whether a source of this role is read after what `found` says.

@@ -1,14 +1,13 @@
 //! Which reads of a full-text search's candidates run, and on which of two connections.
 //!
 //! Owns: the reads in the order one reader takes them (the shortlist's facts, the whole-query
-//! phrase beside a cut shortlist, the plan's sources, then the procedures), whether each is read
-//! (its role's rule after what the every-term source found, and whether the shortlist already
-//! holds all it can find: `plan::Source::is_read`) and how deep ([`Depth`], after the same), and
-//! [`Schedule::run`]: the reads shared by the store's connection and, when there is one, a second
-//! connection on another thread, each taking the next read as it finishes one. A read that
-//! depends on the every-term source waits for it. Each read's rows land in its own place, so the
-//! answer is the same, row for row, whichever connection read what: one reader and two give the
-//! same hits. With two, the reads share an idle second core: a search
+//! phrase beside a cut shortlist, the plan's sources, then the procedures), whether each is read (its role's rule
+//! after what the every-term source found, and whether the shortlist already holds all it can find:
+//! `plan::Source::is_read`), and [`Schedule::run`]: the reads shared by the store's connection and,
+//! when there is one, a second connection on another thread, each taking the next read as it
+//! finishes one. A read that depends on the every-term source waits for it. Each read's rows land
+//! in its own place, so the answer is the same, row for row, whichever connection read what: one
+//! reader and two give the same hits. With two, the reads share an idle second core: a search
 //! takes less time for a little more CPU (a thread started per search, two cores' caches). The
 //! planner's reads of the query's words, which wait for nothing, are shared the same way
 //! ([`each_on_either`]).
@@ -30,21 +29,11 @@ pub(super) enum Read<'p> {
     /// The whole query as a phrase, read because the shortlist chose among the facts holding
     /// every rare term by age (`rank::Shortlist::cut_among_best`).
     Phrase(&'p str),
-    /// One of the plan's sources, and how deep it is read.
-    Source(&'p Source, Depth),
+    /// One of the plan's sources.
+    Source(&'p Source),
     /// The procedures holding any term in any form (`Plan::any`), which the facts' index does
     /// not hold.
     Procedures(&'p str),
-}
-
-/// How many rows a source reads: the pool every source reads, or deeper, when what the sources
-/// read before it says the query holds words its fact lacks (`plan::Role::reads_deeper`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Depth {
-    /// As many rows as every source reads.
-    Pool,
-    /// More rows (`text`'s deeper pool).
-    Deeper,
 }
 
 /// A search's reads, in the order one reader takes them.
@@ -84,11 +73,11 @@ impl<'p> Schedule<'p> {
         {
             reads.push(Read::Phrase(phrase));
         }
-        reads.extend(plan.sources.iter().map(|s| Read::Source(s, Depth::Pool)));
+        reads.extend(plan.sources.iter().map(Read::Source));
         reads.extend(plan.any.as_deref().map(Read::Procedures));
         let every_term = reads
             .iter()
-            .position(|r| matches!(r, Read::Source(s, _) if s.role == Role::EveryTerm));
+            .position(|r| matches!(r, Read::Source(s) if s.role == Role::EveryTerm));
         Self {
             reads,
             every_term,
@@ -145,10 +134,10 @@ impl<'p> Schedule<'p> {
             changed.notify_all();
         });
         loop {
-            let Some((at, taken)) = self.take(lock(), changed) else {
+            let Some(at) = self.take(lock(), changed) else {
                 return;
             };
-            let answer = read(conn, taken);
+            let answer = read(conn, self.reads[at]);
             let mut progress = lock();
             match answer {
                 Ok(rows) => {
@@ -167,14 +156,14 @@ impl<'p> Schedule<'p> {
         }
     }
 
-    /// The next read to take (its place, and the read with its depth), skipping those not read;
-    /// `None` when none is left or a reader failed. Waits while the next read depends on the
-    /// every-term source, which the other reader is reading.
+    /// The next read to take, skipping those not read; `None` when none is left or a reader
+    /// failed. Waits while the next read depends on the every-term source, which the other reader
+    /// is reading.
     fn take<T, E>(
         &self,
         mut progress: MutexGuard<'_, Progress<T, E>>,
         changed: &Condvar,
-    ) -> Option<(usize, Read<'p>)> {
+    ) -> Option<usize> {
         loop {
             if progress.failed.is_some() || progress.abandoned || progress.next == self.reads.len()
             {
@@ -182,9 +171,9 @@ impl<'p> Schedule<'p> {
             }
             let at = progress.next;
             let after_every_term = self.every_term.is_some_and(|e| at > e);
-            let Read::Source(source, _) = self.reads[at] else {
+            let Read::Source(source) = self.reads[at] else {
                 progress.next += 1;
-                return Some((at, self.reads[at]));
+                return Some(at);
             };
             if after_every_term
                 && source.role.waits_for_every_term()
@@ -205,12 +194,7 @@ impl<'p> Schedule<'p> {
                 },
             };
             if source.is_read(found) {
-                let depth = if source.role.reads_deeper(found) {
-                    Depth::Deeper
-                } else {
-                    Depth::Pool
-                };
-                return Some((at, Read::Source(source, depth)));
+                return Some(at);
             }
         }
     }
@@ -313,7 +297,7 @@ mod tests {
         match read {
             Read::Shortlist => "shortlist".to_owned(),
             Read::Phrase(p) => format!("phrase {p}"),
-            Read::Source(s, _) => s.expression.clone(),
+            Read::Source(s) => s.expression.clone(),
             Read::Procedures(any) => format!("procedures {any}"),
         }
     }
@@ -346,34 +330,6 @@ mod tests {
             source("whole", Role::WholeQuery, HoldsRare::Nothing),
             source("any", Role::Always, HoldsRare::Nothing),
         ]
-    }
-
-    #[test]
-    fn sources_lacking_a_word_read_deeper_only_when_no_fact_holds_every_term() {
-        let plan = plan(sources());
-        let short = shortlist(false, &[]);
-        let schedule = Schedule::new(&plan, &short, 2);
-        for (every_term_rows, deeper) in [(0, vec!["lacks a", "lacks b", "runs"]), (1, vec![])] {
-            for two in [false, true] {
-                let read_deeper = Mutex::new(Vec::new());
-                schedule
-                    .run(&"first", two.then_some(&mut "second"), |_, read| {
-                        if let Read::Source(s, depth) = read {
-                            if depth == Depth::Deeper {
-                                read_deeper.lock().unwrap().push(s.expression.clone());
-                            }
-                            if s.role == Role::EveryTerm {
-                                return Ok::<_, ()>(vec![(); every_term_rows]);
-                            }
-                        }
-                        Ok(Vec::new())
-                    })
-                    .unwrap();
-                let mut read_deeper = read_deeper.into_inner().unwrap();
-                read_deeper.sort();
-                assert_eq!(read_deeper, deeper, "every-term rows {every_term_rows}");
-            }
-        }
     }
 
     #[test]
@@ -486,9 +442,7 @@ mod tests {
         let schedule = Schedule::new(&plan, &short, 2);
         let (first, mut second) = ("first", "second");
         let failed = schedule.run(&first, Some(&mut second), |_, read| match read {
-            Read::Source(s, _) if s.role == Role::EveryTerm => {
-                Err(format!("{} failed", s.expression))
-            }
+            Read::Source(s) if s.role == Role::EveryTerm => Err(format!("{} failed", s.expression)),
             _ => Ok(vec![()]),
         });
         assert_eq!(failed.unwrap_err(), "every failed");
@@ -497,7 +451,7 @@ mod tests {
             let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 let mut second = "second";
                 schedule.run(&"first", Some(&mut second), |_, read| {
-                    if matches!(read, Read::Source(s, _) if s.role == Role::EveryTerm) {
+                    if matches!(read, Read::Source(s) if s.role == Role::EveryTerm) {
                         panic!("a read panicked");
                     }
                     std::thread::yield_now();

@@ -3,8 +3,7 @@
 //!
 //! Owns: the `MATCH` queries over `clawboo_facts_newest_fts` and `clawboo_procedures_fts` (the scope
 //! filter applied inside them), reading at most [`POOL`] rows per source ([`RANKED_POOL`] for the
-//! source the index ranks, [`DEEPER_POOL`] for a source read deeper: `reads::Depth`), and the
-//! scores: a full-text hit's is its `rank` score relative to the
+//! source the index ranks), and the scores: a full-text hit's is its `rank` score relative to the
 //! best's, so the best scores 1, scores never rise down the list and stay above zero (hybrid
 //! search takes the `rank` scores themselves, which say how much of the query matched). A ranked
 //! source reads the index's best-ranked rows first and looks up only those; the other sources read
@@ -30,7 +29,7 @@ use super::super::{
 };
 use super::plan::{Plan, Role, WordCounts, plan};
 use super::rank::{Families, QueryPhrase, Scorer, Shortlist, TITLE_WEIGHT, Words, shortlist};
-use super::reads::{Depth, Read, Schedule};
+use super::reads::{Read, Schedule};
 use super::{Candidate, MatchedVia, SearchHit, as_params, named, rowid_list};
 
 /// How many rows a source read newest first yields, at least (more when more hits are asked for).
@@ -38,9 +37,6 @@ use super::{Candidate, MatchedVia, SearchHit, as_params, named, rowid_list};
 /// some of the query's words (a paraphrase, a misspelling) is found when few newer ones hold the
 /// same: more rows find more of them, and each row costs little more than its words.
 const POOL: u32 = 60;
-/// How many rows a source lacking a word reads, at least, when no fact holds every present term
-/// (`plan::Role::reads_deeper`): a paraphrase's fact is then among facts chosen by age.
-const DEEPER_POOL: u32 = 200;
 /// How many of the facts holding rare terms are read, at least: the shortlist weighs the rare
 /// terms only, so the final order is decided among more of them.
 const RANKED_POOL: u32 = 100;
@@ -117,10 +113,6 @@ pub(super) fn candidates(
     };
     // How many rows each source other than the shortlist reads, at most.
     let wanted = cap.max(POOL);
-    let rows = |depth| match depth {
-        Depth::Pool => wanted,
-        Depth::Deeper => cap.max(DEEPER_POOL),
-    };
     let pool = cap.max(RANKED_POOL) as usize;
     let short = shortlist(&plan, pool);
     // Each read's candidates are turned into words as they are read, on the thread that reads
@@ -134,16 +126,11 @@ pub(super) fn candidates(
                 Read::Phrase(phrase) => {
                     saying_the_query(conn, &plan, phrase, wanted, scope, families)
                 }
-                Read::Source(source, depth) if source.role == Role::WholeQuery => saying_the_query(
-                    conn,
-                    &plan,
-                    &source.expression,
-                    rows(depth),
-                    scope,
-                    families,
-                ),
-                Read::Source(source, depth) => {
-                    source_matches(conn, &source.expression, rows(depth), scope, families)
+                Read::Source(source) if source.role == Role::WholeQuery => {
+                    saying_the_query(conn, &plan, &source.expression, wanted, scope, families)
+                }
+                Read::Source(source) => {
+                    source_matches(conn, &source.expression, wanted, scope, families)
                 }
                 Read::Procedures(any) => procedure_matches(conn, any, wanted, scope, families),
             }
@@ -920,31 +907,6 @@ mod tests {
             ),
             &newer,
             "the executor will not invoke poll",
-        );
-    }
-
-    #[test]
-    fn an_older_fact_lacking_a_word_of_a_query_none_holds_wholly_is_read_deeper() {
-        // No fact holds every term (`crash` is in one unrelated fact). More newer facts than a
-        // source reads at its pool, but fewer than it reads deeper, hold the other three terms
-        // and say them as the query does; the older fact says them in fewer words, so it ranks
-        // first once read.
-        let mut newer: Vec<(String, String)> = (0..120)
-            .map(|i| {
-                (
-                    format!("ops {i}"),
-                    format!("restart the worker pool {i} once the node is drained and every queue is empty"),
-                )
-            })
-            .collect();
-        for word in ["worker", "pool", "restart"] {
-            newer.extend((0..150).map(|i| (format!("{word} {i}"), format!("{word} {i} idles"))));
-        }
-        newer.push(("report".into(), "The crash report names the node".into()));
-        assert_found_first_before(
-            ("ops", "restart the worker pool"),
-            &newer,
-            "restart the worker pool after a crash",
         );
     }
 
