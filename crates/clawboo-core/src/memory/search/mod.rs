@@ -51,6 +51,7 @@ use super::vectors::ScanCopy;
 use super::{Entry, MemoryError, ReadScope};
 use crate::db::Db;
 use plan::WordCounts;
+use reads::Helper;
 
 /// What a store's searches keep between calls, each used only while it is what the file holds.
 #[derive(Debug, Default)]
@@ -71,7 +72,8 @@ enum SecondReader {
     #[default]
     Unopened,
     Open {
-        conn: rusqlite::Connection,
+        /// The thread that owns the connection and reads on it (`reads::Helper`).
+        helper: Helper<rusqlite::Connection>,
         /// Held while it is open.
         _slot: Slot<'static>,
     },
@@ -140,8 +142,11 @@ impl Kept {
         if matches!(*second, SecondReader::Unopened)
             && let Some(slot) = SECOND_READERS.take()
         {
-            *second = match db.second_reader() {
-                Ok(Some(conn)) => SecondReader::Open { conn, _slot: slot },
+            *second = match db.second_reader().map(|conn| conn.and_then(Helper::start)) {
+                Ok(Some(helper)) => SecondReader::Open {
+                    helper,
+                    _slot: slot,
+                },
                 Ok(None) | Err(_) => SecondReader::Unavailable,
             };
         }
@@ -152,12 +157,12 @@ impl Kept {
 /// The connections of one full-text search: `first`, and the second reader in `second` if open.
 fn readers<'c>(
     first: &'c rusqlite::Connection,
-    second: &'c mut Option<MutexGuard<'_, SecondReader>>,
+    second: &'c Option<MutexGuard<'_, SecondReader>>,
 ) -> text::Readers<'c> {
     text::Readers {
         first,
-        second: match second.as_deref_mut() {
-            Some(SecondReader::Open { conn, .. }) => Some(conn),
+        second: match second.as_deref() {
+            Some(SecondReader::Open { helper, .. }) => Some(helper),
             _ => None,
         },
     }
@@ -231,10 +236,10 @@ pub(in crate::memory) fn run(
     });
     let full_text = |degraded: Option<String>| -> Result<SearchOutcome, MemoryError> {
         let conn = db.conn();
-        let mut second = kept.second_reader(db);
+        let second = kept.second_reader(db);
         Ok(SearchOutcome {
             hits: text::hits(
-                readers(&conn, &mut second),
+                readers(&conn, &second),
                 &mut kept.word_counts(),
                 query,
                 limit,
@@ -273,9 +278,9 @@ pub(in crate::memory) fn run(
     };
     let mut candidates = vector::nearest(&conn, &kept.scan_copy, &vector, &model, nearest, scope)?;
     if mode == SearchMode::Hybrid {
-        let mut second = kept.second_reader(db);
+        let second = kept.second_reader(db);
         let text = text::candidates(
-            readers(&conn, &mut second),
+            readers(&conn, &second),
             &mut kept.word_counts(),
             query,
             HYBRID_TEXT_POOL,

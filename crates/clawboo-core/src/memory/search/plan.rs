@@ -65,7 +65,7 @@ use rusqlite::{Connection, OptionalExtension};
 
 use super::super::MemoryError;
 use super::super::query::{self, is_stop_word};
-use super::reads::each_on_either;
+use super::reads::{Helper, each_on_either};
 use super::stem::{self, forms};
 use super::typo;
 
@@ -297,7 +297,7 @@ fn is_rare(df: i64, common: i64) -> bool {
 /// Plans `query`, reading the index through `counts`; `None` when it has no word.
 pub(super) fn plan(
     conn: &Connection,
-    second: Option<&mut Connection>,
+    second: Option<&Helper<Connection>>,
     counts: &mut WordCounts,
     query: &str,
 ) -> Result<Option<Plan>, MemoryError> {
@@ -510,7 +510,7 @@ impl WordCounts {
     fn read_ahead(
         &mut self,
         conn: &Connection,
-        second: Option<&mut Connection>,
+        second: Option<&Helper<Connection>>,
         asks: Vec<(i64, Read, String)>,
     ) -> Result<(), MemoryError> {
         let mut unread: Vec<(i64, Read, String)> = Vec::new();
@@ -522,9 +522,12 @@ impl WordCounts {
         if unread.len() < 2 {
             return Ok(());
         }
-        let counted = each_on_either(conn, second, &unread, |conn, (limit, read, expression)| {
-            Counted::read(conn, expression, *limit, *read)
-        })?;
+        let counted = each_on_either(
+            conn,
+            second,
+            unread.clone(),
+            |conn, (limit, read, expression)| Counted::read(conn, expression, *limit, *read),
+        )?;
         for (ask, counted) in unread.into_iter().zip(counted) {
             self.keep(ask.2.len() + counted.rows.len() * size_of::<i64>());
             self.counted.insert(ask, counted);
@@ -1178,13 +1181,13 @@ mod tests {
             })
             .collect();
         crate::memory::seed_facts(&conn, contents.iter().map(|c| ("t", c.as_str()))).unwrap();
-        let mut second = db.second_reader().unwrap().unwrap();
+        let second = Helper::start(db.second_reader().unwrap().unwrap()).unwrap();
         let words = ["zephyr", "lock", "file", "held", "absent"];
         let expressions: Vec<String> = words.iter().map(|w| query::match_any(&forms(w))).collect();
         let mut counts = WordCounts::default();
         let asks = expressions.iter().map(|e| (201, Read::Rows, e.clone()));
         counts
-            .read_ahead(&conn, Some(&mut second), asks.collect())
+            .read_ahead(&conn, Some(&second), asks.collect())
             .unwrap();
         for expression in &expressions {
             let kept = &counts.counted[&(201, Read::Rows, expression.clone())];
@@ -1205,14 +1208,14 @@ mod tests {
         };
         let query = "the zephyr lock held the file";
         let one = plan(&conn, None, &mut WordCounts::default(), query).unwrap();
-        let two = plan(&conn, Some(&mut second), &mut WordCounts::default(), query).unwrap();
+        let two = plan(&conn, Some(&second), &mut WordCounts::default(), query).unwrap();
         assert_eq!(summary(two.unwrap()), summary(one.unwrap()));
         // What is kept is not read again: a second connection that cannot read is never asked.
         let empty = clawboo_tests::TempDir::new("plan-read-ahead-empty");
-        let mut elsewhere = Connection::open(empty.db_path()).unwrap();
+        let elsewhere = Helper::start(Connection::open(empty.db_path()).unwrap()).unwrap();
         let mut counts = WordCounts::default();
         plan(&conn, None, &mut counts, query).unwrap();
-        assert!(plan(&conn, Some(&mut elsewhere), &mut counts, query).is_ok());
+        assert!(plan(&conn, Some(&elsewhere), &mut counts, query).is_ok());
     }
 
     #[test]

@@ -3,20 +3,29 @@
 //! Owns: the reads in the order one reader takes them (the shortlist's facts, the whole-query
 //! phrase beside a cut shortlist, the plan's sources, then the procedures), whether each is read (its role's rule
 //! after what the every-term source found, and whether the shortlist already holds all it can find:
-//! `plan::Source::is_read`), and [`Schedule::run`]: the reads shared by the store's connection and,
-//! when there is one, a second connection on another thread, each taking the next read as it
-//! finishes one. A read that depends on the every-term source waits for it. Each read's rows land
-//! in its own place, so the answer is the same, row for row, whichever connection read what: one
-//! reader and two give the same hits. With two, the reads share an idle second core: a search
-//! takes less time for a little more CPU (a thread started per search, two cores' caches). The
-//! planner's reads of the query's words, which wait for nothing, are shared the same way
-//! ([`each_on_either`]).
+//! `plan::Source::is_read`), and [`run`]: the reads shared by the store's connection and, when
+//! there is one, a second connection on the store's [`Helper`] thread, each taking the next read
+//! as it finishes one. A read that depends on the every-term source waits for it. Each read's rows
+//! land in its own place, so the answer is the same, row for row, whichever connection read what:
+//! one reader and two give the same hits. With two, the reads share an idle second core: a search
+//! takes less time for a little more CPU (two cores' caches). The planner's reads of the query's
+//! words, which wait for nothing, are shared the same way ([`each_on_either`]).
+//!
+//! The helper is a thread that owns the store's second connection for as long as the store keeps
+//! it, and takes one share of a search's work at a time. A thread started for each of a search's
+//! two shared phases cost more: about 80 µs each to start and join, and the new thread began
+//! reading some 45 µs after the search (measured on the bench's machine), against under 10 µs for
+//! the helper to wake. So what the helper reads is owned by the work it is given
+//! ([`Reading`], the items of [`each_on_either`]): a search cannot lend its own borrowed data to a
+//! thread that outlives it.
 //!
 //! Must never: read the database itself (what a read is, in SQL, is the caller's function), or let
-//! a failing or panicking read leave the other reader waiting.
+//! a failing or panicking read leave the other reader waiting, or end the helper's thread.
 
+use std::fmt;
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, mpsc};
 
 use super::plan::{EveryTermFound, FoundSoFar, Plan, Role, Source};
 use super::rank::Shortlist;
@@ -34,6 +43,52 @@ pub(super) enum Read<'p> {
     /// The procedures holding any term in any form (`Plan::any`), which the facts' index does
     /// not hold.
     Procedures(&'p str),
+}
+
+/// A thread of a store's own that owns its second connection and reads on it, one share of a
+/// search's work at a time, until the store lets it go (then the thread ends and the connection
+/// is closed).
+pub(super) struct Helper<C> {
+    shares: mpsc::Sender<Share<C>>,
+}
+
+/// One share of a search's work: what the helper runs on its connection.
+type Share<C> = Box<dyn FnOnce(&C) + Send>;
+
+impl<C: Send + 'static> Helper<C> {
+    /// A helper owning `conn`, or `None` when no thread can be started.
+    pub(super) fn start(conn: C) -> Option<Self> {
+        let (shares, queue) = mpsc::channel::<Share<C>>();
+        std::thread::Builder::new()
+            .name("clawboo-search".into())
+            .spawn(move || {
+                for share in queue {
+                    share(&conn);
+                }
+            })
+            .ok()?;
+        Some(Self { shares })
+    }
+}
+
+impl<C> fmt::Debug for Helper<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Helper")
+    }
+}
+
+/// A search's reads of candidates, owned, so that the helper's thread can share them: the
+/// [`Schedule`] they make and what one read yields.
+pub(super) trait Reading: Send + Sync + 'static {
+    type Conn: Send + 'static;
+    type Row: Send + 'static;
+    type Error: Send + 'static;
+
+    /// The reads, in the order one reader takes them.
+    fn schedule(&self) -> Schedule<'_>;
+
+    /// One read's rows, read on `conn`.
+    fn read(&self, conn: &Self::Conn, read: Read<'_>) -> Result<Vec<Self::Row>, Self::Error>;
 }
 
 /// A search's reads, in the order one reader takes them.
@@ -61,6 +116,54 @@ struct Progress<T, E> {
     abandoned: bool,
 }
 
+/// What both readers of one [`run`] share.
+struct Shared<R: Reading> {
+    reading: Arc<R>,
+    progress: Mutex<Progress<R::Row, R::Error>>,
+    changed: Condvar,
+}
+
+/// Every read of `reading`'s schedule, its rows in the reads' order, each read on `first` or on
+/// `helper`'s connection; a read that is not taken yields no rows. Without a helper, `first` reads
+/// them all. The first error met is returned.
+pub(super) fn run<R: Reading>(
+    reading: Arc<R>,
+    first: &R::Conn,
+    helper: Option<&Helper<R::Conn>>,
+) -> Result<Vec<Vec<R::Row>>, R::Error> {
+    let reads = reading.schedule().reads.len();
+    let shared = Arc::new(Shared {
+        progress: Mutex::new(Progress {
+            next: 0,
+            every_term: None,
+            found: std::iter::repeat_with(Vec::new).take(reads).collect(),
+            failed: None,
+            abandoned: false,
+        }),
+        changed: Condvar::new(),
+        reading,
+    });
+    let worker = Arc::clone(&shared);
+    on_both(
+        first,
+        helper.filter(|_| reads > 1),
+        Arc::new(move |conn: &R::Conn| {
+            let reading = &*worker.reading;
+            reading.schedule().take_reads(
+                conn,
+                &|conn, read| reading.read(conn, read),
+                &worker.progress,
+                &worker.changed,
+            );
+        }),
+    );
+    let mut progress = lock(&shared.progress);
+    match progress.failed.take() {
+        Some(e) => Err(e),
+        None => Ok(std::mem::take(&mut progress.found)),
+    }
+}
+
 impl<'p> Schedule<'p> {
     /// The reads of `plan` after `short`, whose sources read at most `wanted` rows.
     pub(super) fn new(plan: &'p Plan, short: &'p Shortlist, wanted: usize) -> Self {
@@ -86,39 +189,6 @@ impl<'p> Schedule<'p> {
         }
     }
 
-    /// Every read's rows, in the reads' order, each read by `read` on `first` or (on another
-    /// thread) `second`; a read that is not taken yields no rows. Without `second`, or when no
-    /// thread can be started, `first` reads them all. The first error met is returned.
-    pub(super) fn run<C: Send, T: Send, E: Send>(
-        &self,
-        first: &C,
-        second: Option<&mut C>,
-        read: impl Fn(&C, Read<'p>) -> Result<Vec<T>, E> + Sync,
-    ) -> Result<Vec<Vec<T>>, E> {
-        let progress = Mutex::new(Progress {
-            next: 0,
-            every_term: None,
-            found: std::iter::repeat_with(Vec::new)
-                .take(self.reads.len())
-                .collect(),
-            failed: None,
-            abandoned: false,
-        });
-        let changed = Condvar::new();
-        let work = |conn: &C| self.take_reads(conn, &read, &progress, &changed);
-        match second {
-            Some(second) if self.reads.len() > 1 => on_both(first, second, work),
-            _ => work(first),
-        }
-        let progress = progress
-            .into_inner()
-            .unwrap_or_else(PoisonError::into_inner);
-        match progress.failed {
-            Some(e) => Err(e),
-            None => Ok(progress.found),
-        }
-    }
-
     /// One reader's loop: takes the next read and reads it, until none is left or a reader failed.
     fn take_reads<C, T, E>(
         &self,
@@ -127,18 +197,17 @@ impl<'p> Schedule<'p> {
         progress: &Mutex<Progress<T, E>>,
         changed: &Condvar,
     ) {
-        let lock = || progress.lock().unwrap_or_else(PoisonError::into_inner);
         // Should `read` panic, the other reader must not wait for this one's every-term answer.
         let _abandon = OnPanic(|| {
-            lock().abandoned = true;
+            lock(progress).abandoned = true;
             changed.notify_all();
         });
         loop {
-            let Some(at) = self.take(lock(), changed) else {
+            let Some(at) = self.take(lock(progress), changed) else {
                 return;
             };
             let answer = read(conn, self.reads[at]);
-            let mut progress = lock();
+            let mut progress = lock(progress);
             match answer {
                 Ok(rows) => {
                     if Some(at) == self.every_term {
@@ -155,7 +224,6 @@ impl<'p> Schedule<'p> {
             }
         }
     }
-
     /// The next read to take, skipping those not read; `None` when none is left or a reader
     /// failed. Waits while the next read depends on the every-term source, which the other reader
     /// is reading.
@@ -200,55 +268,129 @@ impl<'p> Schedule<'p> {
     }
 }
 
-/// Each of `items` read by `read` on `first` or (on another thread) `second`, whichever is free,
-/// the answers in the items' order; without `second`, or when no thread can be started, `first`
-/// reads them all. After a failed read no reader takes another, and the first failure in the
-/// items' order is returned. (The planner's reads of the query's words: independent of each
-/// other, so nothing waits.)
-pub(super) fn each_on_either<C: Send, I: Sync, T: Send, E: Send>(
+/// Each of `items` read by `read` on `first` or on `helper`'s connection, whichever is free, the
+/// answers in the items' order; without a helper, `first` reads them all. After a failed read no
+/// reader takes another, and the first failure in the items' order is returned. (The planner's
+/// reads of the query's words: independent of each other, so nothing waits.)
+pub(super) fn each_on_either<C, I, T, E>(
     first: &C,
-    second: Option<&mut C>,
-    items: &[I],
-    read: impl Fn(&C, &I) -> Result<T, E> + Sync,
-) -> Result<Vec<T>, E> {
-    let next = AtomicUsize::new(0);
-    let answers: Vec<Mutex<Option<Result<T, E>>>> =
-        items.iter().map(|_| Mutex::new(None)).collect();
-    let work = |conn: &C| {
-        loop {
-            let at = next.fetch_add(1, Ordering::AcqRel);
-            let Some(item) = items.get(at) else {
-                return;
-            };
-            let answer = read(conn, item);
-            let failed = answer.is_err();
-            *answers[at].lock().unwrap_or_else(PoisonError::into_inner) = Some(answer);
-            if failed {
-                next.store(items.len(), Ordering::Release);
-                return;
-            }
-        }
-    };
-    match second {
-        Some(second) if items.len() > 1 => on_both(first, second, work),
-        _ => work(first),
-    }
-    answers
-        .into_iter()
-        .filter_map(|a| a.into_inner().unwrap_or_else(PoisonError::into_inner))
+    helper: Option<&Helper<C>>,
+    items: Vec<I>,
+    read: impl Fn(&C, &I) -> Result<T, E> + Send + Sync + 'static,
+) -> Result<Vec<T>, E>
+where
+    C: Send + 'static,
+    I: Send + Sync + 'static,
+    T: Send + 'static,
+    E: Send + 'static,
+{
+    let shared = Arc::new(Each {
+        next: AtomicUsize::new(0),
+        answers: items.iter().map(|_| Mutex::new(None)).collect(),
+        items,
+        read,
+    });
+    let worker = Arc::clone(&shared);
+    on_both(
+        first,
+        helper.filter(|_| shared.items.len() > 1),
+        Arc::new(move |conn: &C| worker.work(conn)),
+    );
+    shared
+        .answers
+        .iter()
+        .filter_map(|answer| lock(answer).take())
         .collect()
 }
 
-/// Runs `work` on `first` here and on `second` on another thread at once, until both return.
-/// When no thread can be started, only on `first`: `work` must then do everything alone.
-fn on_both<C: Send>(first: &C, second: &mut C, work: impl Fn(&C) + Sync) {
-    std::thread::scope(|scope| {
-        let work = &work;
-        let _helper = std::thread::Builder::new()
-            .name("clawboo-search".into())
-            .spawn_scoped(scope, move || work(second));
-        work(first);
+/// What both readers of one [`each_on_either`] share.
+struct Each<I, T, E, F> {
+    items: Vec<I>,
+    read: F,
+    /// The next item to take.
+    next: AtomicUsize,
+    /// Each item's answer, in its place.
+    answers: Vec<Mutex<Option<Result<T, E>>>>,
+}
+
+impl<I, T, E, F> Each<I, T, E, F> {
+    /// One reader's loop: takes the next item and reads it, until none is left or a read failed.
+    fn work<C>(&self, conn: &C)
+    where
+        F: Fn(&C, &I) -> Result<T, E>,
+    {
+        loop {
+            let at = self.next.fetch_add(1, Ordering::AcqRel);
+            let Some(item) = self.items.get(at) else {
+                return;
+            };
+            let answer = (self.read)(conn, item);
+            let failed = answer.is_err();
+            *lock(&self.answers[at]) = Some(answer);
+            if failed {
+                self.next.store(self.items.len(), Ordering::Release);
+                return;
+            }
+        }
+    }
+}
+
+/// Runs `work` here on `first` and at once on `helper`'s connection, on its thread, and returns
+/// when both have returned; a panic on either side reaches the caller (the helper's thread lives
+/// on). Without a helper, or should its thread be gone, only on `first`: `work` must then do
+/// everything alone.
+fn on_both<C: Send + 'static>(
+    first: &C,
+    helper: Option<&Helper<C>>,
+    work: Arc<dyn Fn(&C) + Send + Sync>,
+) {
+    let Some(helper) = helper else {
+        return work(first);
+    };
+    let done = Arc::new(Done::default());
+    let (theirs, told) = (Arc::clone(&work), Arc::clone(&done));
+    let share: Share<C> = Box::new(move |conn: &C| {
+        told.finish(panic::catch_unwind(AssertUnwindSafe(|| theirs(conn))));
     });
+    let lent = helper.shares.send(share).is_ok();
+    work(first);
+    if lent && let Err(panicked) = done.wait() {
+        panic::resume_unwind(panicked);
+    }
+}
+
+/// Whether the helper has finished its share, and how.
+#[derive(Default)]
+struct Done {
+    outcome: Mutex<Option<std::thread::Result<()>>>,
+    changed: Condvar,
+}
+
+impl Done {
+    fn finish(&self, outcome: std::thread::Result<()>) {
+        *lock(&self.outcome) = Some(outcome);
+        self.changed.notify_all();
+    }
+
+    /// Waits for the share to finish: `Err` with the panic's payload when it panicked.
+    fn wait(&self) -> std::thread::Result<()> {
+        let mut outcome = lock(&self.outcome);
+        loop {
+            if let Some(outcome) = outcome.take() {
+                return outcome;
+            }
+            outcome = self
+                .changed
+                .wait(outcome)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+}
+
+/// A lock that a panic in an earlier holder did not spoil: each value guarded here is written in
+/// one step.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Runs its function when dropped while the thread panics.
@@ -302,17 +444,60 @@ mod tests {
         }
     }
 
-    /// Runs `schedule` with one reader or two; every read answers its name `rows(name)` times.
-    fn run(schedule: &Schedule<'_>, two: bool, rows: impl Fn(&str) -> usize + Sync) -> Vec<String> {
-        let (first, mut second) = ("first", "second");
-        let answers = schedule
-            .run(&first, two.then_some(&mut second), |_, read| {
-                // Let the other reader run ahead, so a wait is really needed.
-                std::thread::yield_now();
-                Ok::<_, ()>(vec![name(read); rows(&name(read))])
-            })
-            .unwrap();
-        answers.into_iter().flatten().collect()
+    /// What a reader (0 reads on the search's connection, 1 on the helper's) answers for a read.
+    type Answer = dyn Fn(usize, Read<'_>) -> Result<Vec<String>, String> + Send + Sync;
+
+    /// The reads of a plan and a shortlist, each answered by `answer`; how many each reader took.
+    struct Reads {
+        plan: Plan,
+        short: Shortlist,
+        answer: Box<Answer>,
+        by: [AtomicUsize; 2],
+    }
+
+    impl Reading for Reads {
+        type Conn = usize;
+        type Row = String;
+        type Error = String;
+
+        fn schedule(&self) -> Schedule<'_> {
+            Schedule::new(&self.plan, &self.short, 2)
+        }
+
+        fn read(&self, reader: &usize, read: Read<'_>) -> Result<Vec<String>, String> {
+            self.by[*reader].fetch_add(1, Ordering::SeqCst);
+            (self.answer)(*reader, read)
+        }
+    }
+
+    /// Runs the reads of `plan` after `short` with one reader or two (`helper`); each answers by
+    /// `answer`. Their rows, and how many reads each reader took.
+    fn read_all(
+        plan: Plan,
+        short: Shortlist,
+        helper: Option<&Helper<usize>>,
+        answer: impl Fn(usize, Read<'_>) -> Result<Vec<String>, String> + Send + Sync + 'static,
+    ) -> (Result<Vec<String>, String>, [usize; 2]) {
+        let reads = Arc::new(Reads {
+            plan,
+            short,
+            answer: Box::new(answer),
+            by: [AtomicUsize::new(0), AtomicUsize::new(0)],
+        });
+        let rows = run(Arc::clone(&reads), &0, helper).map(|rows| rows.concat());
+        (rows, reads.by.each_ref().map(|n| n.load(Ordering::SeqCst)))
+    }
+
+    /// Every read answers its name `rows(name)` times, with one reader or two.
+    fn run_named(plan: Plan, short: Shortlist, two: bool, rows: fn(&str) -> usize) -> Vec<String> {
+        let helper = Helper::start(1).unwrap();
+        read_all(plan, short, two.then_some(&helper), move |_, read| {
+            // Let the other reader run ahead, so a wait is really needed.
+            std::thread::yield_now();
+            Ok(vec![name(read); rows(&name(read))])
+        })
+        .0
+        .unwrap()
     }
 
     fn sources() -> Vec<Source> {
@@ -334,11 +519,8 @@ mod tests {
 
     #[test]
     fn a_full_every_term_source_has_the_narrower_sources_read_and_the_lacking_ones_not() {
-        let plan = plan(sources());
-        let short = shortlist(false, &[]);
-        let schedule = Schedule::new(&plan, &short, 2);
         for two in [false, true] {
-            let answers = run(&schedule, two, |_| 2);
+            let answers = run_named(plan(sources()), shortlist(false, &[]), two, |_| 2);
             let read: Vec<&str> = answers.iter().map(String::as_str).step_by(2).collect();
             assert_eq!(
                 read,
@@ -350,13 +532,11 @@ mod tests {
 
     #[test]
     fn an_every_term_source_that_is_not_full_has_the_lacking_sources_read_in_their_order() {
-        let plan = plan(sources());
         // The shortlist kept every fact holding `r`: `lacks b` (all of whose facts hold it) and
         // `pairs` can find nothing new. The phrase is read beside a shortlist cut among its best.
-        let short = shortlist(true, &["r"]);
-        let schedule = Schedule::new(&plan, &short, 2);
         for two in [false, true] {
-            let answers = run(&schedule, two, |name| if name == "every" { 1 } else { 2 });
+            let rows = |name: &str| if name == "every" { 1 } else { 2 };
+            let answers = run_named(plan(sources()), shortlist(true, &["r"]), two, rows);
             let expected = [
                 "shortlist",
                 "shortlist",
@@ -374,11 +554,9 @@ mod tests {
 
     #[test]
     fn an_every_term_source_that_found_nothing_has_the_runs_of_words_read_too() {
-        let plan = plan(sources());
-        let short = shortlist(false, &[]);
-        let schedule = Schedule::new(&plan, &short, 2);
         for two in [false, true] {
-            let answers = run(&schedule, two, |name| if name == "every" { 0 } else { 1 });
+            let rows = |name: &str| usize::from(name != "every");
+            let answers = run_named(plan(sources()), shortlist(false, &[]), two, rows);
             assert_eq!(
                 answers,
                 ["shortlist", "pairs", "lacks a", "lacks b", "runs", "any"],
@@ -389,16 +567,18 @@ mod tests {
 
     #[test]
     fn the_procedures_are_read_last_whatever_the_every_term_source_found() {
-        let mut plan = plan(sources());
-        plan.any = Some("a OR b".to_owned());
-        let short = shortlist(false, &[]);
-        let schedule = Schedule::new(&plan, &short, 2);
+        let with_procedures = || {
+            let mut plan = plan(sources());
+            plan.any = Some("a OR b".to_owned());
+            plan
+        };
         for (every, two) in [(0, false), (0, true), (2, false), (2, true)] {
-            let answers = run(
-                &schedule,
-                two,
-                |name| if name == "every" { every } else { 1 },
-            );
+            let rows: fn(&str) -> usize = if every == 0 {
+                |name| usize::from(name != "every")
+            } else {
+                |name| if name == "every" { 2 } else { 1 }
+            };
+            let answers = run_named(with_procedures(), shortlist(false, &[]), two, rows);
             assert_eq!(
                 answers.last().map(String::as_str),
                 Some("procedures a OR b"),
@@ -416,64 +596,83 @@ mod tests {
 
     #[test]
     fn both_readers_take_reads_when_there_are_two() {
-        let plan = plan(sources());
-        let short = shortlist(false, &[]);
-        let schedule = Schedule::new(&plan, &short, 2);
-        let (first, mut second) = (0usize, 1usize);
-        let by = [AtomicUsize::new(0), AtomicUsize::new(0)];
-        schedule
-            .run(&first, Some(&mut second), |reader, _| {
-                by[*reader].fetch_add(1, Ordering::SeqCst);
-                // Long enough that one reader cannot take every read before the other starts.
-                std::thread::sleep(std::time::Duration::from_millis(20));
-                Ok::<Vec<()>, ()>(Vec::new())
-            })
-            .unwrap();
-        let by = by.map(|n| n.into_inner());
-        // The every-term source found nothing: every source but the whole query is read.
-        assert_eq!(by[0] + by[1], 7, "{by:?}");
-        assert!(by[0] > 0 && by[1] > 0, "{by:?}");
+        let helper = Helper::start(1).unwrap();
+        // Several searches in turn on one helper: each finds it free again.
+        for _ in 0..3 {
+            let (rows, by) = read_all(
+                plan(sources()),
+                shortlist(false, &[]),
+                Some(&helper),
+                |_, _| {
+                    // Long enough that one reader cannot take every read before the other starts.
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                    Ok(Vec::new())
+                },
+            );
+            assert_eq!(rows, Ok(Vec::new()));
+            // The every-term source found nothing: every source but the whole query is read.
+            assert_eq!(by[0] + by[1], 7, "{by:?}");
+            assert!(by[0] > 0 && by[1] > 0, "{by:?}");
+        }
     }
 
     #[test]
     fn a_failed_read_is_the_answer_and_a_panicking_one_reaches_the_caller_without_a_hang() {
-        let plan = plan(sources());
-        let short = shortlist(false, &[]);
-        let schedule = Schedule::new(&plan, &short, 2);
-        let (first, mut second) = ("first", "second");
-        let failed = schedule.run(&first, Some(&mut second), |_, read| match read {
-            Read::Source(s) if s.role == Role::EveryTerm => Err(format!("{} failed", s.expression)),
-            _ => Ok(vec![()]),
-        });
+        let helper = Helper::start(1).unwrap();
+        let every_term =
+            |read: Read<'_>| matches!(read, Read::Source(s) if s.role == Role::EveryTerm);
+        let (failed, _) = read_all(
+            plan(sources()),
+            shortlist(false, &[]),
+            Some(&helper),
+            move |_, read| match read {
+                Read::Source(s) if every_term(read) => Err(format!("{} failed", s.expression)),
+                _ => Ok(vec![String::new()]),
+            },
+        );
         assert_eq!(failed.unwrap_err(), "every failed");
         // Whichever reader takes the every-term read panics; the reads after it wait for it.
         for _ in 0..20 {
             let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                let mut second = "second";
-                schedule.run(&"first", Some(&mut second), |_, read| {
-                    if matches!(read, Read::Source(s) if s.role == Role::EveryTerm) {
-                        panic!("a read panicked");
-                    }
-                    std::thread::yield_now();
-                    Ok::<Vec<()>, ()>(Vec::new())
-                })
+                read_all(
+                    plan(sources()),
+                    shortlist(false, &[]),
+                    Some(&helper),
+                    move |_, read| {
+                        assert!(!every_term(read), "a read panicked");
+                        std::thread::yield_now();
+                        Ok(Vec::new())
+                    },
+                )
             }));
             assert!(panicked.is_err());
         }
+        // The helper lived through its readers' panics and still reads.
+        let (rows, by) = read_all(
+            plan(sources()),
+            shortlist(false, &[]),
+            Some(&helper),
+            |_, _| {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                Ok(Vec::new())
+            },
+        );
+        assert!(rows.is_ok() && by[1] > 0, "{by:?}");
     }
 
     #[test]
     fn each_item_is_read_once_and_answered_in_its_place_with_one_reader_or_two() {
         let items: Vec<usize> = (0..40).collect();
+        let helper = Helper::start(1usize).unwrap();
         for two in [false, true] {
-            let (first, mut second) = (0usize, 1usize);
-            let by = [AtomicUsize::new(0), AtomicUsize::new(0)];
+            let by = Arc::new([AtomicUsize::new(0), AtomicUsize::new(0)]);
+            let counted = Arc::clone(&by);
             let answers = each_on_either(
-                &first,
-                two.then_some(&mut second),
-                &items,
-                |reader, item| {
-                    by[*reader].fetch_add(1, Ordering::SeqCst);
+                &0usize,
+                two.then_some(&helper),
+                items.clone(),
+                move |reader, item| {
+                    counted[*reader].fetch_add(1, Ordering::SeqCst);
                     // Long enough that one reader cannot take every item before the other starts.
                     std::thread::sleep(std::time::Duration::from_millis(2));
                     Ok::<_, ()>(item * 10)
@@ -481,7 +680,7 @@ mod tests {
             )
             .unwrap();
             assert_eq!(answers, items.iter().map(|i| i * 10).collect::<Vec<_>>());
-            let by = by.map(|n| n.into_inner());
+            let by = by.each_ref().map(|n| n.load(Ordering::SeqCst));
             assert_eq!(by[0] + by[1], items.len(), "two: {two}");
             assert_eq!(by[1] > 0, two, "{by:?}");
         }
@@ -490,10 +689,11 @@ mod tests {
     #[test]
     fn a_failed_item_is_the_answer_and_stops_both_readers_and_a_panic_reaches_the_caller() {
         let items: Vec<usize> = (0..200).collect();
-        let taken = AtomicUsize::new(0);
-        let (first, mut second) = ("first", "second");
-        let failed = each_on_either(&first, Some(&mut second), &items, |_, item| {
-            taken.fetch_add(1, Ordering::SeqCst);
+        let helper = Helper::start("second").unwrap();
+        let taken = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&taken);
+        let failed = each_on_either(&"first", Some(&helper), items.clone(), move |_, item| {
+            counted.fetch_add(1, Ordering::SeqCst);
             std::thread::sleep(std::time::Duration::from_millis(1));
             if *item == 3 {
                 Err(format!("item {item} failed"))
@@ -502,14 +702,15 @@ mod tests {
             }
         });
         assert_eq!(failed.unwrap_err(), "item 3 failed");
-        assert!(taken.into_inner() < items.len() / 2);
-        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let mut second = "second";
-            each_on_either(&"first", Some(&mut second), &items, |_, item| {
-                assert_ne!(*item, 5, "an item panicked");
-                Ok::<_, ()>(())
-            })
-        }));
-        assert!(panicked.is_err());
+        assert!(taken.load(Ordering::SeqCst) < items.len() / 2);
+        for _ in 0..5 {
+            let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                each_on_either(&"first", Some(&helper), items.clone(), |_, item| {
+                    assert_ne!(*item, 5, "an item panicked");
+                    Ok::<_, ()>(())
+                })
+            }));
+            assert!(panicked.is_err());
+        }
     }
 }

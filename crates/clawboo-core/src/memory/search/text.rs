@@ -19,6 +19,7 @@
 //! Must never: build SQL from the query (every `MATCH` expression is a bound parameter).
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use rusqlite::Connection;
 use rusqlite::types::{Type, Value as SqlValue};
@@ -29,7 +30,7 @@ use super::super::{
 };
 use super::plan::{Plan, Role, WordCounts, plan};
 use super::rank::{Families, QueryPhrase, Scorer, Shortlist, TITLE_WEIGHT, Words, shortlist};
-use super::reads::{Read, Schedule};
+use super::reads::{self, Helper, Read, Reading, Schedule};
 use super::{Candidate, MatchedVia, SearchHit, as_params, named, rowid_list};
 
 /// How many rows a source read newest first yields, at least (more when more hits are asked for).
@@ -63,12 +64,13 @@ struct Matched {
 }
 
 /// The connections a full-text search reads through: the store's, and a second on the same file
-/// when there is one, which takes some of the candidates' reads on another thread (`reads`).
+/// when there is one, which takes some of the candidates' reads on its own thread (`reads`).
 pub(super) struct Readers<'c> {
     /// The store's connection: it plans, and takes the reads the second does not.
     pub(super) first: &'c Connection,
-    /// A connection that only reads (`Db::second_reader`), lent for this search.
-    pub(super) second: Option<&'c mut Connection>,
+    /// The thread holding a connection that only reads (`Db::second_reader`), lent for this
+    /// search.
+    pub(super) second: Option<&'c Helper<Connection>>,
 }
 
 /// The full-text hits for `query`, best first.
@@ -107,34 +109,23 @@ pub(super) fn candidates(
     cap: u32,
     scope: &ReadScope,
 ) -> Result<Vec<Candidate>, MemoryError> {
-    let Readers { first, mut second } = readers;
-    let Some(plan) = plan(first, second.as_deref_mut(), counts, query)? else {
+    let Readers { first, second } = readers;
+    let Some(plan) = plan(first, second, counts, query)? else {
         return Ok(Vec::new());
     };
     // How many rows each source other than the shortlist reads, at most.
     let wanted = cap.max(POOL);
     let pool = cap.max(RANKED_POOL) as usize;
     let short = shortlist(&plan, pool);
-    // Each read's candidates are turned into words as they are read, on the thread that reads
-    // them (a few hundred microseconds a search, measured), so that work is shared by both
-    // readers too.
-    let reads =
-        Schedule::new(&plan, &short, wanted as usize).run(first, second, |conn, read| {
-            let families = &mut Families::new(&plan);
-            match read {
-                Read::Shortlist => shortlisted(conn, &plan, &short, pool, scope, families),
-                Read::Phrase(phrase) => {
-                    saying_the_query(conn, &plan, phrase, wanted, scope, families)
-                }
-                Read::Source(source) if source.role == Role::WholeQuery => {
-                    saying_the_query(conn, &plan, &source.expression, wanted, scope, families)
-                }
-                Read::Source(source) => {
-                    source_matches(conn, &source.expression, wanted, scope, families)
-                }
-                Read::Procedures(any) => procedure_matches(conn, any, wanted, scope, families),
-            }
-        })?;
+    let candidates = Arc::new(CandidateReads {
+        plan,
+        short,
+        scope: scope.clone(),
+        wanted,
+        pool,
+    });
+    let reads = reads::run(Arc::clone(&candidates), first, second)?;
+    let CandidateReads { plan, .. } = &*candidates;
     let mut seen = HashSet::new();
     let (rows, words): (Vec<Row>, Vec<Words>) = reads
         .into_iter()
@@ -142,7 +133,7 @@ pub(super) fn candidates(
         .filter(|m| seen.insert(m.row))
         .map(|m| (m.row, m.words))
         .unzip();
-    let scorer = Scorer::new(&plan, &Families::new(&plan), &words);
+    let scorer = Scorer::new(plan, &Families::new(plan), &words);
     let mut scored: Vec<(f64, Row)> = words.iter().map(|w| scorer.score(w)).zip(rows).collect();
     // Stable: among equal scores, the order the sources read them in (best-ranked, then newest).
     scored.sort_by(|a, b| b.0.total_cmp(&a.0));
@@ -162,6 +153,50 @@ pub(super) fn candidates(
             vector: None,
         })
         .collect())
+}
+
+/// A search's reads of candidates (`reads::run`): the plan and its shortlist, the scope, and how
+/// many rows a source and the shortlist read. Each read's candidates are turned into words as they
+/// are read, on the thread that reads them (a few hundred microseconds a search, measured), so
+/// that work is shared by both readers too.
+struct CandidateReads {
+    plan: Plan,
+    short: Shortlist,
+    scope: ReadScope,
+    wanted: u32,
+    pool: usize,
+}
+
+impl Reading for CandidateReads {
+    type Conn = Connection;
+    type Row = Matched;
+    type Error = MemoryError;
+
+    fn schedule(&self) -> Schedule<'_> {
+        Schedule::new(&self.plan, &self.short, self.wanted as usize)
+    }
+
+    fn read(&self, conn: &Connection, read: Read<'_>) -> Result<Vec<Matched>, MemoryError> {
+        let Self {
+            plan,
+            short,
+            scope,
+            wanted,
+            pool,
+        } = self;
+        let families = &mut Families::new(plan);
+        match read {
+            Read::Shortlist => shortlisted(conn, plan, short, *pool, scope, families),
+            Read::Phrase(phrase) => saying_the_query(conn, plan, phrase, *wanted, scope, families),
+            Read::Source(source) if source.role == Role::WholeQuery => {
+                saying_the_query(conn, plan, &source.expression, *wanted, scope, families)
+            }
+            Read::Source(source) => {
+                source_matches(conn, &source.expression, *wanted, scope, families)
+            }
+            Read::Procedures(any) => procedure_matches(conn, any, *wanted, scope, families),
+        }
+    }
 }
 
 /// The whole entries of `rows` that are still stored and in scope.
@@ -996,7 +1031,7 @@ mod tests {
     /// scores, or the error.
     fn read_with(
         memory: &Memory,
-        second: Option<&mut Connection>,
+        second: Option<&Helper<Connection>>,
         query: &str,
     ) -> Result<Vec<(String, f64)>, MemoryError> {
         let conn = memory.db.conn();
@@ -1203,14 +1238,14 @@ mod tests {
                 query
             })
             .collect();
-        let mut second = memory.db.second_reader().unwrap().unwrap();
+        let second = Helper::start(memory.db.second_reader().unwrap().unwrap()).unwrap();
         for query in &queries {
             let one = read_with(&memory, None, query).unwrap();
             assert!(!one.is_empty(), "{query}");
             // Which reader takes which read varies from run to run; the answer must not.
             for _ in 0..3 {
                 assert_eq!(
-                    read_with(&memory, Some(&mut second), query).unwrap(),
+                    read_with(&memory, Some(&second), query).unwrap(),
                     one,
                     "{query}"
                 );
@@ -1218,10 +1253,10 @@ mod tests {
         }
         // A second reader on a file without the index: the reads it takes fail, so it took some.
         let empty = clawboo_tests::TempDir::new("two-readers-empty");
-        let mut elsewhere = Connection::open(empty.db_path()).unwrap();
+        let elsewhere = Helper::start(Connection::open(empty.db_path()).unwrap()).unwrap();
         let failed = queries
             .iter()
-            .filter(|q| read_with(&memory, Some(&mut elsewhere), q).is_err())
+            .filter(|q| read_with(&memory, Some(&elsewhere), q).is_err())
             .count();
         assert!(failed > 0);
     }
