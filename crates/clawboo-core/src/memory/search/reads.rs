@@ -1,21 +1,28 @@
 //! Which reads of a full-text search's candidates run, and on which of two connections.
 //!
-//! Owns: the reads in the order one reader takes them (the shortlist's facts, the whole-query
-//! phrase beside a cut shortlist, the plan's sources, then the procedures), whether each is read (its role's rule
-//! after what the every-term source found, and whether the shortlist already holds all it can find:
-//! `plan::Source::is_read`), and [`run`]: the reads shared by the store's connection and, when
+//! Owns: a search's reads, in the order their rows come (the shortlist's facts, the whole-query
+//! phrase beside a cut shortlist, the plan's sources, then the procedures), whether each is read
+//! (its role's rule after what the every-term source found, and whether the shortlist already
+//! holds all it can find: `plan::Source::is_read`), and [`run`]: the reads shared by the store's connection and, when
 //! there is one, a second connection on the store's [`Helper`] thread, each taking the next read
-//! as it finishes one. A read that depends on the every-term source waits for it. Each read's rows
-//! land in its own place, so the answer is the same, row for row, whichever connection read what:
-//! one reader and two give the same hits. With two, the reads share an idle second core: a search
+//! as it finishes one. The shortlist's facts are read in parts of [`SHORTLIST_PART`] rows, taken
+//! last: a reader takes the next of the other reads (each a `MATCH`, whose cost is not known
+//! before it runs) and a part only when none is left or the next must wait for the every-term
+//! source, which the other reader is reading. So neither reader waits while a part is left, and
+//! the two finish within about a part of each other (read whole and first, the shortlist left a
+//! reader idle at the end, about a tenth of a search's time, measured). Each read's rows land in its own
+//! place, so the answer is the same, row for row, whichever connection read what and when: one
+//! reader and two give the same hits. With two, the reads share an idle second core: a search
 //! takes less time for a little more CPU (two cores' caches). The planner's reads of the query's
 //! words, which wait for nothing, are shared the same way ([`each_on_either`]).
 //!
 //! The helper is a thread that owns the store's second connection for as long as the store keeps
 //! it, and takes one share of a search's work at a time. A thread started for each of a search's
 //! two shared phases cost more: about 80 µs each to start and join, and the new thread began
-//! reading some 45 µs after the search (measured on the bench's machine), against under 10 µs for
-//! the helper to wake. So what the helper reads is owned by the work it is given
+//! reading some 45 µs after the search (measured on the bench's machine). Waking a sleeping helper
+//! took about 40 µs too, so a search wakes it as it starts ([`Helper::wake`]) and the helper looks
+//! for its next share a while ([`LINGER`]) before it sleeps: the shares of one search then find it
+//! awake. So what the helper reads is owned by the work it is given
 //! ([`Reading`], the items of [`each_on_either`]): a search cannot lend its own borrowed data to a
 //! thread that outlives it.
 //!
@@ -33,8 +40,9 @@ use super::rank::Shortlist;
 /// One read of candidates.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) enum Read<'p> {
-    /// The facts of the shortlist of the rare terms' rows.
-    Shortlist,
+    /// Part `part` of [`shortlist_parts`] of the shortlist of the rare terms' rows (by rowid, in
+    /// ascending order): its facts.
+    Shortlist { part: usize, parts: usize },
     /// The whole query as a phrase, read because the shortlist chose among the facts holding
     /// every rare term by age (`rank::Shortlist::cut_among_best`).
     Phrase(&'p str),
@@ -62,12 +70,38 @@ impl<C: Send + 'static> Helper<C> {
         std::thread::Builder::new()
             .name("clawboo-search".into())
             .spawn(move || {
-                for share in queue {
+                while let Some(share) = next_share(&queue) {
                     share(&conn);
                 }
             })
             .ok()?;
         Some(Self { shares })
+    }
+
+    /// Wakes the helper's thread, if it sleeps, for a share of work coming soon: it lingers
+    /// awake a while after each share ([`LINGER`]).
+    pub(super) fn wake(&self) {
+        let _ = self.shares.send(Box::new(|_: &C| {}));
+    }
+}
+
+/// How long the helper looks for its next share before it sleeps: a search gives it two or three
+/// in quick succession, and waking a sleeping thread took about 40 µs on the bench's machine.
+const LINGER: std::time::Duration = std::time::Duration::from_micros(200);
+
+/// The next share from `queue`, looked for (giving the core up between looks) for [`LINGER`]
+/// before sleeping until one comes; `None` once the helper is let go.
+fn next_share<C>(queue: &mpsc::Receiver<Share<C>>) -> Option<Share<C>> {
+    let started = std::time::Instant::now();
+    loop {
+        match queue.try_recv() {
+            Ok(share) => return Some(share),
+            Err(mpsc::TryRecvError::Empty) if started.elapsed() < LINGER => {
+                std::thread::yield_now();
+            }
+            Err(mpsc::TryRecvError::Empty) => return queue.recv().ok(),
+            Err(mpsc::TryRecvError::Disconnected) => return None,
+        }
     }
 }
 
@@ -91,9 +125,21 @@ pub(super) trait Reading: Send + Sync + 'static {
     fn read(&self, conn: &Self::Conn, read: Read<'_>) -> Result<Vec<Self::Row>, Self::Error>;
 }
 
-/// A search's reads, in the order one reader takes them.
+/// How many of the shortlist's rows a part of it reads (about 0.1 ms of work).
+const SHORTLIST_PART: usize = 20;
+
+/// How many parts the shortlist's facts are read in (one at least, which finds nothing when it
+/// is empty).
+pub(super) fn shortlist_parts(short: &Shortlist) -> usize {
+    short.rows.len().div_ceil(SHORTLIST_PART).max(1)
+}
+
+/// A search's reads: the shortlist's parts first, then the others in the order one reader takes
+/// them (the rows come in this order).
 pub(super) struct Schedule<'p> {
     reads: Vec<Read<'p>>,
+    /// How many of `reads` are the shortlist's parts.
+    parts: usize,
     /// Where the every-term source is among `reads`.
     every_term: Option<usize>,
     /// The rare terms every fact holding which the shortlist kept.
@@ -104,8 +150,10 @@ pub(super) struct Schedule<'p> {
 
 /// How far the readers are, shared by both.
 struct Progress<T, E> {
-    /// The next read to take.
+    /// The next read to take after the shortlist's parts.
     next: usize,
+    /// The next of the shortlist's parts to take.
+    next_part: usize,
     /// What the every-term source found, once it was read.
     every_term: Option<EveryTermFound>,
     /// Each read's rows, in its place (empty for a read not taken).
@@ -131,10 +179,14 @@ pub(super) fn run<R: Reading>(
     first: &R::Conn,
     helper: Option<&Helper<R::Conn>>,
 ) -> Result<Vec<Vec<R::Row>>, R::Error> {
-    let reads = reading.schedule().reads.len();
+    let (reads, parts) = {
+        let schedule = reading.schedule();
+        (schedule.reads.len(), schedule.parts)
+    };
     let shared = Arc::new(Shared {
         progress: Mutex::new(Progress {
-            next: 0,
+            next: parts,
+            next_part: 0,
             every_term: None,
             found: std::iter::repeat_with(Vec::new).take(reads).collect(),
             failed: None,
@@ -167,7 +219,10 @@ pub(super) fn run<R: Reading>(
 impl<'p> Schedule<'p> {
     /// The reads of `plan` after `short`, whose sources read at most `wanted` rows.
     pub(super) fn new(plan: &'p Plan, short: &'p Shortlist, wanted: usize) -> Self {
-        let mut reads = vec![Read::Shortlist];
+        let parts = shortlist_parts(short);
+        let mut reads: Vec<Read<'p>> = (0..parts)
+            .map(|part| Read::Shortlist { part, parts })
+            .collect();
         // More facts hold every rare term than were shortlisted, and the shortlist chose among
         // them by age: those that say the whole query as it is said are read too. (When every
         // fact holding every rare term was shortlisted, so was every fact saying the whole query.)
@@ -183,6 +238,7 @@ impl<'p> Schedule<'p> {
             .position(|r| matches!(r, Read::Source(s) if s.role == Role::EveryTerm));
         Self {
             reads,
+            parts,
             every_term,
             wholly_kept: &short.wholly_kept,
             wanted,
@@ -224,46 +280,55 @@ impl<'p> Schedule<'p> {
             }
         }
     }
-    /// The next read to take, skipping those not read; `None` when none is left or a reader
-    /// failed. Waits while the next read depends on the every-term source, which the other reader
-    /// is reading.
+    /// The next read to take, skipping those not read: the next of the reads after the
+    /// shortlist's parts, else (none is left, or the next waits for the every-term source, which
+    /// the other reader is reading) the next part. `None` when none is left or a reader failed;
+    /// waits while the next read waits and no part is left.
     fn take<T, E>(
         &self,
         mut progress: MutexGuard<'_, Progress<T, E>>,
         changed: &Condvar,
     ) -> Option<usize> {
         loop {
-            if progress.failed.is_some() || progress.abandoned || progress.next == self.reads.len()
-            {
+            if progress.failed.is_some() || progress.abandoned {
                 return None;
             }
-            let at = progress.next;
-            let after_every_term = self.every_term.is_some_and(|e| at > e);
-            let Read::Source(source) = self.reads[at] else {
-                progress.next += 1;
-                return Some(at);
-            };
-            if after_every_term
-                && source.role.waits_for_every_term()
-                && progress.every_term.is_none()
-            {
-                progress = changed
-                    .wait(progress)
-                    .unwrap_or_else(PoisonError::into_inner);
-                continue;
+            if let Some(read) = self.reads.get(progress.next) {
+                let at = progress.next;
+                let after_every_term = self.every_term.is_some_and(|e| at > e);
+                let waits = matches!(read, Read::Source(source)
+                    if after_every_term
+                        && source.role.waits_for_every_term()
+                        && progress.every_term.is_none());
+                if !waits {
+                    progress.next += 1;
+                    let Read::Source(source) = read else {
+                        return Some(at);
+                    };
+                    let found = FoundSoFar {
+                        wholly_kept: self.wholly_kept,
+                        every_term: if after_every_term {
+                            progress.every_term
+                        } else {
+                            None
+                        },
+                    };
+                    if source.is_read(found) {
+                        return Some(at);
+                    }
+                    continue;
+                }
             }
-            progress.next += 1;
-            let found = FoundSoFar {
-                wholly_kept: self.wholly_kept,
-                every_term: if after_every_term {
-                    progress.every_term
-                } else {
-                    None
-                },
-            };
-            if source.is_read(found) {
-                return Some(at);
+            if progress.next_part < self.parts {
+                progress.next_part += 1;
+                return Some(progress.next_part - 1);
             }
+            if progress.next == self.reads.len() {
+                return None;
+            }
+            progress = changed
+                .wait(progress)
+                .unwrap_or_else(PoisonError::into_inner);
         }
     }
 }
@@ -437,7 +502,7 @@ mod tests {
     /// What each read is called in the answers below.
     fn name(read: Read<'_>) -> String {
         match read {
-            Read::Shortlist => "shortlist".to_owned(),
+            Read::Shortlist { .. } => "shortlist".to_owned(),
             Read::Phrase(p) => format!("phrase {p}"),
             Read::Source(s) => s.expression.clone(),
             Read::Procedures(any) => format!("procedures {any}"),

@@ -30,7 +30,7 @@ use super::super::{
 };
 use super::plan::{Plan, Role, WordCounts, plan};
 use super::rank::{Families, QueryPhrase, Scorer, Shortlist, TITLE_WEIGHT, Words, shortlist};
-use super::reads::{self, Helper, Read, Reading, Schedule};
+use super::reads::{self, Helper, Read, Reading, Schedule, shortlist_parts};
 use super::{Candidate, MatchedVia, SearchHit, as_params, named, rowid_list};
 
 /// How many rows a source read newest first yields, at least (more when more hits are asked for).
@@ -110,6 +110,9 @@ pub(super) fn candidates(
     scope: &ReadScope,
 ) -> Result<Vec<Candidate>, MemoryError> {
     let Readers { first, second } = readers;
+    if let Some(helper) = second {
+        helper.wake();
+    }
     let Some(plan) = plan(first, second, counts, query)? else {
         return Ok(Vec::new());
     };
@@ -117,15 +120,24 @@ pub(super) fn candidates(
     let wanted = cap.max(POOL);
     let pool = cap.max(RANKED_POOL) as usize;
     let short = shortlist(&plan, pool);
+    let mut ascending = short.rows.clone();
+    ascending.sort_unstable();
     let candidates = Arc::new(CandidateReads {
         plan,
+        shortlisted: ascending,
         short,
         scope: scope.clone(),
         wanted,
-        pool,
     });
-    let reads = reads::run(Arc::clone(&candidates), first, second)?;
-    let CandidateReads { plan, .. } = &*candidates;
+    let mut reads = reads::run(Arc::clone(&candidates), first, second)?;
+    let CandidateReads { plan, short, .. } = &*candidates;
+    // The scope left out some of a shortlist that was cut: the best `pool` in scope of all the
+    // rare terms' rows take its place.
+    let parts = shortlist_parts(short);
+    if short.cut && reads[..parts].iter().map(Vec::len).sum::<usize>() < short.rows.len() {
+        let best = best_in_scope(first, plan, pool, scope)?;
+        reads.splice(..parts, [best]);
+    }
     let mut seen = HashSet::new();
     let (rows, words): (Vec<Row>, Vec<Words>) = reads
         .into_iter()
@@ -162,9 +174,10 @@ pub(super) fn candidates(
 struct CandidateReads {
     plan: Plan,
     short: Shortlist,
+    /// The shortlist's rowids, ascending: its parts' order.
+    shortlisted: Vec<i64>,
     scope: ReadScope,
     wanted: u32,
-    pool: usize,
 }
 
 impl Reading for CandidateReads {
@@ -179,14 +192,18 @@ impl Reading for CandidateReads {
     fn read(&self, conn: &Connection, read: Read<'_>) -> Result<Vec<Matched>, MemoryError> {
         let Self {
             plan,
-            short,
+            shortlisted,
             scope,
             wanted,
-            pool,
+            ..
         } = self;
         let families = &mut Families::new(plan);
         match read {
-            Read::Shortlist => shortlisted(conn, plan, short, *pool, scope, families),
+            Read::Shortlist { part, parts } => {
+                let rows = shortlisted.len();
+                let (from, to) = (part * rows / parts, (part + 1) * rows / parts);
+                facts_by_rowid(conn, &shortlisted[from..to], scope, families)
+            }
             Read::Phrase(phrase) => saying_the_query(conn, plan, phrase, *wanted, scope, families),
             Read::Source(source) if source.role == Role::WholeQuery => {
                 saying_the_query(conn, plan, &source.expression, *wanted, scope, families)
@@ -284,29 +301,24 @@ fn read_entries(
     Ok(())
 }
 
-/// The facts of `short`, the shortlist of `plan`'s rare terms' rows, that are in scope, in its
-/// order: the `pool` best, or when the scope filtered some of them out, the best `pool` of all
-/// those rows.
-fn shortlisted(
+/// The `pool` best facts in scope of all those holding `plan`'s rare terms, best first (as
+/// `rank::shortlist` orders them), with their words: what the shortlist is when the scope left
+/// out some of one that was cut.
+fn best_in_scope(
     conn: &Connection,
     plan: &Plan,
-    short: &Shortlist,
     pool: usize,
     scope: &ReadScope,
-    families: &mut Families<'_>,
 ) -> Result<Vec<Matched>, MemoryError> {
-    let mut matched = facts_by_rowid(conn, &short.rows, scope, families)?;
-    if matched.len() < short.rows.len() && short.cut {
-        let all = shortlist(plan, usize::MAX).rows;
-        matched = facts_by_rowid(conn, &all, scope, families)?;
-        let position: HashMap<Row, usize> = all
-            .iter()
-            .enumerate()
-            .map(|(i, r)| (Row::Fact(*r), i))
-            .collect();
-        matched.sort_by_key(|m| position.get(&m.row).copied().unwrap_or(usize::MAX));
-        matched.truncate(pool);
-    }
+    let all = shortlist(plan, usize::MAX).rows;
+    let mut matched = facts_by_rowid(conn, &all, scope, &mut Families::new(plan))?;
+    let position: HashMap<Row, usize> = all
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (Row::Fact(*r), i))
+        .collect();
+    matched.sort_by_key(|m| position.get(&m.row).copied().unwrap_or(usize::MAX));
+    matched.truncate(pool);
     Ok(matched)
 }
 
