@@ -21,9 +21,10 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use clawboo_core::Db;
 use clawboo_core::internal::memory::{self, Provider, embed};
-use clawboo_tests::{Server, bin_path, loopback};
+use clawboo_tests::loopback;
 
-use super::realistic::{embed_text, embedder, fact_ids, search};
+use super::Subject;
+use super::realistic::{embed_text, embedder, fact_ids, search, spawn_memory};
 use super::remove_store;
 use super::tune::holds;
 
@@ -70,8 +71,7 @@ pub(super) fn recall(
     }
     let ids = fact_ids(db)?;
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let mut server = Server::spawn_command(bin_path("clawboo-mcp-memory"), db, &env);
-    server.initialize();
+    let mut server = spawn_memory(&Subject::Ours, db, &env)?;
     let mut kinds: Vec<&'static str> = Vec::new();
     for probe in probes {
         if !kinds.contains(&probe.kind) {

@@ -26,12 +26,12 @@ use anyhow::{Context, bail};
 use clawboo_core::Db;
 use clawboo_core::internal::memory::{self, embed};
 use clawboo_tests::heldout;
-use clawboo_tests::{Rng, Server, TempDir, ToolReply, bin_path, loopback};
+use clawboo_tests::{Rng, TempDir, ToolReply, loopback};
 use serde_json::{Value, json};
 
 use super::corpus::{self, Query};
 use super::model;
-use super::stdio::peak_rss_kib;
+use super::stdio::{LeanClient, peak_rss_kib};
 use super::{Row, Subject, measure, median, ms, offers};
 
 /// Dimensions of the bench's stand-in embeddings (nomic-embed-text's).
@@ -452,8 +452,8 @@ fn answer(
     ids: &[String],
     mode: &str,
 ) -> anyhow::Result<Option<Answers>> {
-    let mut server = spawn_memory(subject, db, env);
-    if !offers(&mut server, "memory_search") {
+    let mut server = spawn_memory(subject, db, env)?;
+    if !server.offers("memory_search")? {
         return Ok(None);
     }
     search(&mut server, "warm up the index", mode)?;
@@ -478,11 +478,15 @@ fn answer(
 }
 
 /// One `memory_search` call; its hits (see [`hits_of`]).
-pub(super) fn search(server: &mut Server, query: &str, mode: &str) -> anyhow::Result<Vec<Value>> {
-    let reply = server.call(
+pub(super) fn search(
+    server: &mut LeanClient,
+    query: &str,
+    mode: &str,
+) -> anyhow::Result<Vec<Value>> {
+    let reply = server.reply(
         "memory_search",
-        json!({"query": query, "mode": mode, "limit": 10}),
-    );
+        &json!({"query": query, "mode": mode, "limit": 10}),
+    )?;
     if reply.is_error {
         bail!("memory_search failed: {}", reply.text());
     }
@@ -518,13 +522,13 @@ fn first_query(
 ) -> anyhow::Result<Option<(f64, f64)>> {
     let (mut times, mut peaks) = (Vec::new(), Vec::new());
     for i in 0..FIRST_QUERIES {
-        let mut server = spawn_memory(subject, db, &[]);
+        let mut server = spawn_memory(subject, db, &[])?;
         let query = queries[(i * 37) % queries.len()];
         let started = Instant::now();
-        let reply = server.call(
+        let reply = server.reply(
             "memory_search",
-            json!({"query": query, "mode": "fts", "limit": 10}),
-        );
+            &json!({"query": query, "mode": "fts", "limit": 10}),
+        )?;
         times.push(ms(started.elapsed()));
         peaks.extend(peak_rss_kib(server.pid()));
         server.close();
@@ -640,13 +644,18 @@ pub(super) fn fact_ids(db: &Path) -> anyhow::Result<Vec<String>> {
     Ok(ids)
 }
 
-fn spawn_memory(subject: &Subject, db: &Path, env: &[(&str, &str)]) -> Server {
-    let mut server = match subject {
-        Subject::Ours => Server::spawn_command(bin_path("clawboo-mcp-memory"), db, env),
-        Subject::Vs(_) => subject.spawn("clawboo-mcp-memory", db),
-    };
-    server.initialize();
-    server
+/// `subject`'s memory server on `db` (ours with `env`), initialized, read by the lean client that
+/// drives every subject's round trips (no reader thread of its own to wake).
+pub(super) fn spawn_memory(
+    subject: &Subject,
+    db: &Path,
+    env: &[(&str, &str)],
+) -> anyhow::Result<LeanClient> {
+    let mut command = subject.command("clawboo-mcp-memory", db);
+    if matches!(subject, Subject::Ours) {
+        command.envs(env.iter().copied());
+    }
+    LeanClient::start(command)
 }
 
 /// The `pct` percentile of `values` (the median for 50).
@@ -709,11 +718,11 @@ pub(super) fn embedder() -> loopback::Loopback {
 /// Gives every fact in `db` its stand-in vector, under the model id our memory bin stores with
 /// the stand-in (learnt by saving one fact through it).
 fn embed_all(db: &Path, env: &[(&str, &str)]) -> anyhow::Result<()> {
-    let mut server = spawn_memory(&Subject::Ours, db, env);
-    let reply = server.call(
+    let mut server = spawn_memory(&Subject::Ours, db, env)?;
+    let reply = server.reply(
         "memory_save",
-        json!({"title": "model probe", "content": "which model embeds this"}),
-    );
+        &json!({"title": "model probe", "content": "which model embeds this"}),
+    )?;
     server.close();
     if reply.is_error {
         bail!("memory_save failed: {}", reply.text());

@@ -136,12 +136,22 @@ impl LeanClient {
 
     /// Calls `tool`; what the model reads, or an error carrying the tool-error's text.
     pub fn call(&mut self, tool: &str, args: &Value) -> anyhow::Result<ToolReply> {
-        let result = self.request("tools/call", &json!({ "name": tool, "arguments": args }))?;
-        let reply = ToolReply::from_result(result);
+        let reply = self.reply(tool, args)?;
         if reply.is_error {
             bail!("{tool} failed: {}", reply.text());
         }
         Ok(reply)
+    }
+
+    /// Calls `tool`; its reply, a tool-error too.
+    pub fn reply(&mut self, tool: &str, args: &Value) -> anyhow::Result<ToolReply> {
+        let result = self.request("tools/call", &json!({ "name": tool, "arguments": args }))?;
+        Ok(ToolReply::from_result(result))
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// Closes stdin and waits for the server to exit.

@@ -36,7 +36,9 @@ use serde_json::json;
 
 use super::corpus;
 use super::model::{self, Embedder, stand_in_model};
-use super::realistic::{DIMS, embed_text, embedder, percentile, search, spliced_million};
+use super::realistic::{
+    DIMS, embed_text, embedder, percentile, search, spawn_memory, spliced_million,
+};
 use super::stdio::peak_rss_kib;
 use super::{Row, Subject, median, ms, remove_store};
 
@@ -202,8 +204,7 @@ impl Store {
 
     /// Latency of each query after a warm-up, and recall@10 against exact search over them.
     fn warm_searches(&self, env: &[(&str, &str)], queries: &[String]) -> anyhow::Result<Warm> {
-        let mut server = Server::spawn_command(bin_path("clawboo-mcp-memory"), &self.path, env);
-        server.initialize();
+        let mut server = spawn_memory(&Subject::Ours, &self.path, env)?;
         search(&mut server, "warm up the index", "vector")?;
         let mut latencies = Vec::with_capacity(queries.len());
         let mut right = 0;
@@ -316,8 +317,7 @@ fn fresh_processes(
     let mut times = Vec::with_capacity(runs);
     let mut peaks = Vec::with_capacity(runs);
     for run in 0..runs {
-        let mut server = Server::spawn_command(bin_path("clawboo-mcp-memory"), db, env);
-        server.initialize();
+        let mut server = spawn_memory(&Subject::Ours, db, env)?;
         let started = Instant::now();
         search(&mut server, &queries[run % queries.len()], mode)?;
         times.push(ms(started.elapsed()));
