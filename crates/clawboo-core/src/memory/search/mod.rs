@@ -60,8 +60,9 @@ pub(in crate::memory) struct Kept {
     scan_copy: Mutex<ScanCopy>,
     /// What the full-text index said of the words asked so far (`plan::WordCounts`).
     word_counts: Mutex<WordCounts>,
-    /// The second connection full-text searches read through (`reads`), opened at the first
-    /// search that finds a slot free ([`MAX_SECOND_READERS`]).
+    /// The second connection full-text searches read through, owned by its helper thread
+    /// (`reads::Helper`), opened at the first search that finds a slot free
+    /// ([`MAX_SECOND_READERS`]); the thread ends when the store is dropped.
     second_reader: Mutex<SecondReader>,
 }
 
@@ -82,8 +83,9 @@ enum SecondReader {
 }
 
 /// How many second readers a process keeps open at once. A host opens a store per session (up
-/// to hundreds), and a second connection for each would double the files it holds open; past
-/// this many, a store's searches read on one connection until a slot is free.
+/// to hundreds), and a second connection for each would double the files it holds open (and add
+/// as many helper threads); past this many, a store's searches read on one connection until a
+/// slot is free.
 const MAX_SECOND_READERS: usize = 16;
 
 /// The process's slots for second readers.

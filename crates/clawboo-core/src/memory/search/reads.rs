@@ -659,21 +659,26 @@ mod tests {
         }
     }
 
+    /// The reads of the sources' plan with `helper`, each answering no rows after 20 ms: long
+    /// enough that one reader cannot take every read before the other starts.
+    fn slow_reads(helper: &Helper<usize>) -> (Result<Vec<String>, String>, [usize; 2]) {
+        read_all(
+            plan(sources()),
+            shortlist(false, &[]),
+            Some(helper),
+            |_, _| {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                Ok(Vec::new())
+            },
+        )
+    }
+
     #[test]
     fn both_readers_take_reads_when_there_are_two() {
         let helper = Helper::start(1).unwrap();
         // Several searches in turn on one helper: each finds it free again.
         for _ in 0..3 {
-            let (rows, by) = read_all(
-                plan(sources()),
-                shortlist(false, &[]),
-                Some(&helper),
-                |_, _| {
-                    // Long enough that one reader cannot take every read before the other starts.
-                    std::thread::sleep(std::time::Duration::from_millis(20));
-                    Ok(Vec::new())
-                },
-            );
+            let (rows, by) = slow_reads(&helper);
             assert_eq!(rows, Ok(Vec::new()));
             // The every-term source found nothing: every source but the whole query is read.
             assert_eq!(by[0] + by[1], 7, "{by:?}");
@@ -713,15 +718,7 @@ mod tests {
             assert!(panicked.is_err());
         }
         // The helper lived through its readers' panics and still reads.
-        let (rows, by) = read_all(
-            plan(sources()),
-            shortlist(false, &[]),
-            Some(&helper),
-            |_, _| {
-                std::thread::sleep(std::time::Duration::from_millis(20));
-                Ok(Vec::new())
-            },
-        );
+        let (rows, by) = slow_reads(&helper);
         assert!(rows.is_ok() && by[1] > 0, "{by:?}");
     }
 
