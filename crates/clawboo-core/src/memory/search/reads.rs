@@ -2,19 +2,20 @@
 //!
 //! Owns: a search's reads, in the order their rows come (the shortlist's facts, the whole-query
 //! phrase beside a cut shortlist, the plan's sources, then the procedures), whether each is read
-//! (its role's rule after what the every-term source found, and whether the shortlist already
-//! holds all it can find: `plan::Source::is_read`), and [`run`]: the reads shared by the store's connection and, when
-//! there is one, a second connection on the store's [`Helper`] thread, each taking the next read
-//! as it finishes one. The shortlist's facts are read in parts of [`SHORTLIST_PART`] rows, taken
-//! last: a reader takes the next of the other reads (each a `MATCH`, whose cost is not known
-//! before it runs) and a part only when none is left or the next must wait for the every-term
-//! source, which the other reader is reading. So neither reader waits while a part is left, and
-//! the two finish within about a part of each other (read whole and first, the shortlist left a
-//! reader idle at the end, about a tenth of a search's time, measured). Each read's rows land in its own
-//! place, so the answer is the same, row for row, whichever connection read what and when: one
-//! reader and two give the same hits. With two, the reads share an idle second core: a search
-//! takes less time for a little more CPU (two cores' caches). The planner's reads of the query's
-//! words, which wait for nothing, are shared the same way ([`each_on_either`]).
+//! (its role's rule after what the every-term source found, and whether the shortlist already holds
+//! all it can find: `plan::Source::is_read`), and [`run`]: the reads shared by the store's
+//! connection and, when there is one, a second connection on the store's [`Helper`] thread, each
+//! taking the next read as it finishes one. The shortlist's facts are read in parts of
+//! [`SHORTLIST_PART`] rows, taken last: a reader takes the next of the other reads (each a `MATCH`,
+//! whose cost is not known before it runs) and a part only when none is left or the next must wait
+//! for the every-term source, which the other reader is reading. So neither reader waits while a
+//! part is left, and the two finish within about a part of each other (read whole and first, the
+//! shortlist left a reader idle at the end, about a tenth of a search's time, measured). Each
+//! read's rows land in its own place, so the answer is the same, row for row, whichever connection
+//! read what and when: one reader and two give the same hits. With two, the reads share an idle
+//! second core: a search takes less time for a little more CPU (two cores' caches). The planner's
+//! reads of the query's words, which wait for nothing, are shared the same way
+//! ([`each_on_either`]).
 //!
 //! The helper is a thread that owns the store's second connection for as long as the store keeps
 //! it, and takes one share of a search's work at a time. A thread started for each of a search's
@@ -22,9 +23,9 @@
 //! reading some 45 µs after the search (measured on the bench's machine). Waking a sleeping helper
 //! took about 40 µs too, so a search wakes it as it starts ([`Helper::wake`]) and the helper looks
 //! for its next share a while ([`LINGER`]) before it sleeps: the shares of one search then find it
-//! awake. So what the helper reads is owned by the work it is given
-//! ([`Reading`], the items of [`each_on_either`]): a search cannot lend its own borrowed data to a
-//! thread that outlives it.
+//! awake, for at most that much of a core after each share. What the helper reads is owned by the
+//! work it is given ([`Reading`], the items of [`each_on_either`]): a search cannot lend its own
+//! borrowed data to a thread that outlives it.
 //!
 //! Must never: read the database itself (what a read is, in SQL, is the caller's function), or let
 //! a failing or panicking read leave the other reader waiting, or end the helper's thread.
