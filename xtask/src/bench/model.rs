@@ -83,7 +83,7 @@ pub(super) fn recall(
         for &kind in &kinds {
             let (mut found, mut asked) = (0usize, 0usize);
             for probe in probes.iter().filter(|p| p.kind == kind) {
-                let hits = search(&mut server, &probe.text, mode)?;
+                let hits = search(&mut server, &probe.text, mode)?.hits;
                 asked += 1;
                 if hits.iter().any(|h| h["id"] == ids[probe.target].as_str()) {
                     found += 1;

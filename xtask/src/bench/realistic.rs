@@ -20,7 +20,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use clawboo_core::Db;
@@ -290,7 +290,7 @@ enum Rows {
 
 /// What one subject answered to a corpus's queries.
 struct Answers {
-    /// Each query's latency (ms), in order.
+    /// Each query's latency (ms): its round trip up to the answer's arrival, in order.
     latencies: Vec<f64>,
     /// Per kind: probes whose fact was in the top 10, and probes.
     found: BTreeMap<&'static str, (usize, usize)>,
@@ -462,9 +462,8 @@ fn answer(
         found: BTreeMap::new(),
     };
     for query in queries {
-        let started = Instant::now();
-        let hits = search(&mut server, &query.text, mode)?;
-        answers.latencies.push(ms(started.elapsed()));
+        let Searched { hits, round_trip } = search(&mut server, &query.text, mode)?;
+        answers.latencies.push(ms(round_trip));
         if let Some(target) = query.target {
             let entry = answers.found.entry(query.kind).or_insert((0, 0));
             entry.1 += 1;
@@ -477,13 +476,17 @@ fn answer(
     Ok(Some(answers))
 }
 
-/// One `memory_search` call; its hits (see [`hits_of`]).
-pub(super) fn search(
-    server: &mut LeanClient,
-    query: &str,
-    mode: &str,
-) -> anyhow::Result<Vec<Value>> {
-    let reply = server.reply(
+/// What one `memory_search` call answered.
+pub(super) struct Searched {
+    /// Its hits (see [`hits_of`]).
+    pub(super) hits: Vec<Value>,
+    /// Its round trip, up to the answer's arrival (`LeanClient::timed_reply`).
+    pub(super) round_trip: Duration,
+}
+
+/// One `memory_search` call; its hits and round trip.
+pub(super) fn search(server: &mut LeanClient, query: &str, mode: &str) -> anyhow::Result<Searched> {
+    let (reply, round_trip) = server.timed_reply(
         "memory_search",
         &json!({"query": query, "mode": mode, "limit": 10}),
     )?;
@@ -493,10 +496,11 @@ pub(super) fn search(
     if mode != "fts" && reply.blocks.len() > 1 {
         bail!("memory_search {mode} degraded: {}", reply.blocks[1]);
     }
-    hits_of(&reply).with_context(|| {
+    let hits = hits_of(&reply).with_context(|| {
         let text: String = reply.text().chars().take(200).collect();
         format!("memory_search answered no list of hits: {text}")
-    })
+    })?;
+    Ok(Searched { hits, round_trip })
 }
 
 /// The hits of a `memory_search` answer from any stdio MCP memory server, each an object with the
@@ -524,12 +528,11 @@ fn first_query(
     for i in 0..FIRST_QUERIES {
         let mut server = spawn_memory(subject, db, &[])?;
         let query = queries[(i * 37) % queries.len()];
-        let started = Instant::now();
-        let reply = server.reply(
+        let (reply, round_trip) = server.timed_reply(
             "memory_search",
             &json!({"query": query, "mode": "fts", "limit": 10}),
         )?;
-        times.push(ms(started.elapsed()));
+        times.push(ms(round_trip));
         peaks.extend(peak_rss_kib(server.pid()));
         server.close();
         if reply.is_error {

@@ -37,7 +37,7 @@ use serde_json::json;
 use super::corpus;
 use super::model::{self, Embedder, stand_in_model};
 use super::realistic::{
-    DIMS, embed_text, embedder, percentile, search, spawn_memory, spliced_million,
+    DIMS, Searched, embed_text, embedder, percentile, search, spawn_memory, spliced_million,
 };
 use super::stdio::peak_rss_kib;
 use super::{Row, Subject, median, ms, remove_store};
@@ -209,9 +209,8 @@ impl Store {
         let mut latencies = Vec::with_capacity(queries.len());
         let mut right = 0;
         for query in queries {
-            let started = Instant::now();
-            let hits = search(&mut server, query, "vector")?;
-            latencies.push(ms(started.elapsed()));
+            let Searched { hits, round_trip } = search(&mut server, query, "vector")?;
+            latencies.push(ms(round_trip));
             let tenth = self.exact_tenth(&embed_text(query));
             right += hits
                 .iter()
@@ -318,9 +317,8 @@ fn fresh_processes(
     let mut peaks = Vec::with_capacity(runs);
     for run in 0..runs {
         let mut server = spawn_memory(&Subject::Ours, db, env)?;
-        let started = Instant::now();
-        search(&mut server, &queries[run % queries.len()], mode)?;
-        times.push(ms(started.elapsed()));
+        let round_trip = search(&mut server, &queries[run % queries.len()], mode)?.round_trip;
+        times.push(ms(round_trip));
         let peak = peak_rss_kib(server.pid()).context("no VmHWM in /proc/<pid>/status")?;
         server.close();
         peaks.push(peak);
