@@ -484,12 +484,21 @@ pub(super) struct Searched {
     pub(super) round_trip: Duration,
 }
 
-/// One `memory_search` call; its hits and round trip.
-pub(super) fn search(server: &mut LeanClient, query: &str, mode: &str) -> anyhow::Result<Searched> {
-    let (reply, round_trip) = server.timed_reply(
+/// One `memory_search` call for the top 10; its reply, a tool-error too, and its round trip.
+fn search_reply(
+    server: &mut LeanClient,
+    query: &str,
+    mode: &str,
+) -> anyhow::Result<(ToolReply, Duration)> {
+    server.timed_reply(
         "memory_search",
         &json!({"query": query, "mode": mode, "limit": 10}),
-    )?;
+    )
+}
+
+/// One `memory_search` call; its hits and round trip.
+pub(super) fn search(server: &mut LeanClient, query: &str, mode: &str) -> anyhow::Result<Searched> {
+    let (reply, round_trip) = search_reply(server, query, mode)?;
     if reply.is_error {
         bail!("memory_search failed: {}", reply.text());
     }
@@ -528,10 +537,7 @@ fn first_query(
     for i in 0..FIRST_QUERIES {
         let mut server = spawn_memory(subject, db, &[])?;
         let query = queries[(i * 37) % queries.len()];
-        let (reply, round_trip) = server.timed_reply(
-            "memory_search",
-            &json!({"query": query, "mode": "fts", "limit": 10}),
-        )?;
+        let (reply, round_trip) = search_reply(&mut server, query, "fts")?;
         times.push(ms(round_trip));
         peaks.extend(peak_rss_kib(server.pid()));
         server.close();
