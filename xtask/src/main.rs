@@ -3,9 +3,10 @@
 //! Verbs ([`VERBS`], the one list that dispatch, `--help` and the help test read): `probe` (build
 //! the bins, handshake with every registered server over stdio, check its tool names), `dist` (the
 //! release archive, `--check` to unpack and probe it), `bench` (whole-process benchmarks over
-//! stdio), `bench-scrub` (the scrubber's workload, run by `bench` in a release build),
-//! `bench-vectors` (the vector index's rows of `bench` alone),
-//! `conformance` (the official MCP conformance suite over HTTP). Flags are read with the bins'
+//! stdio), `bench-vectors` (the vector index's rows of `bench` alone), `bench-tune` (the search's
+//! tuning loop), `conformance` (the official MCP conformance suite over HTTP). The bench verbs run
+//! themselves again in a release build of xtask, a smoke run (`--quick`) aside
+//! (`bench::ran_optimised`). Flags are read with the bins'
 //! parser (`clawboo_core::internal::args`); every verb answers `--help`.
 
 mod bench;
@@ -31,7 +32,7 @@ struct Verb {
 }
 
 /// Every verb, in the order `--help` lists them.
-const VERBS: [Verb; 7] = [
+const VERBS: [Verb; 6] = [
     Verb {
         name: "probe",
         synopsis: "[--debug]",
@@ -61,13 +62,6 @@ const VERBS: [Verb; 7] = [
                 compare another stdio server (e.g. --memory --no-million --vs 'node …/memory.js':\n\
                 both corpora at 100k facts beside the reference)",
         run: bench_verb,
-    },
-    Verb {
-        name: "bench-scrub",
-        synopsis: "[--quick]",
-        about: "the scrubber's throughput workload alone, one `name<TAB>unit<TAB>value` line per row\n\
-                (bench runs it in a release build of xtask)",
-        run: |args| bench::scrub::run(flags(args, &["--quick"])?.contains(&"--quick")),
     },
     Verb {
         name: "bench-vectors",

@@ -6,12 +6,9 @@
 //! timed at two sizes; the last row is the worst time ratio for four times the input (about 4 when
 //! linear, 16 when quadratic).
 //!
-//! The scrubber runs in this process, so the figures are only meaningful in an optimised build:
-//! a debug xtask runs the workload in a release build of itself (`cargo xtask bench-scrub`,
-//! which prints one `name<TAB>unit<TAB>value` line per row) and reads its rows back; the first
-//! such run builds that release xtask (with LTO: minutes). `--quick` measures in the debug build
-//! instead and says so in the row names. Each figure is the best of its runs (the least disturbed
-//! by other load on the machine).
+//! The scrubber runs in this process, so the figures are only meaningful in an optimised build,
+//! which `bench` runs in; a smoke run (`--quick`) in a debug build says so in the row names. Each
+//! figure is the best of its runs (the least disturbed by other load on the machine).
 //!
 //! Must never: assert on a time (a benchmark reports, tests decide); use a real credential (the
 //! fake ones are made from the test PRNG).
@@ -19,67 +16,22 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use anyhow::{Context, bail};
 use clawboo_core::internal::scrub::scrub_secrets;
-use clawboo_tests::{Rng, cargo_command};
+use clawboo_tests::Rng;
 
 /// One row: its name, its unit, its value.
 pub type ScrubRow = (String, &'static str, f64);
 
-/// The scrubber rows, measured in an optimised build (see the module docs).
-pub fn rows(quick: bool) -> anyhow::Result<Vec<ScrubRow>> {
-    if !cfg!(debug_assertions) {
-        return Ok(measure(quick));
+/// The scrubber rows. `bench` runs them in a release build of xtask (`ran_optimised`); a smoke run
+/// (`--quick`) may measure in a debug build, and the row names then say so.
+pub fn rows(quick: bool) -> Vec<ScrubRow> {
+    let rows = measure(quick).into_iter();
+    if cfg!(debug_assertions) {
+        rows.map(|(name, unit, v)| (format!("{name} (debug build)"), unit, v))
+            .collect()
+    } else {
+        rows.collect()
     }
-    if quick {
-        // A smoke run stays quick: measured here, and labelled as the debug figures they are.
-        let rows = measure(quick).into_iter();
-        return Ok(rows
-            .map(|(name, unit, v)| (format!("{name} (debug build)"), unit, v))
-            .collect());
-    }
-    let mut cmd = cargo_command();
-    cmd.args([
-        "run",
-        "--release",
-        "--quiet",
-        "--package",
-        "xtask",
-        "--",
-        "bench-scrub",
-    ]);
-    if quick {
-        cmd.arg("--quick");
-    }
-    let out = cmd
-        .output()
-        .context("run the release xtask for the scrubber rows")?;
-    if !out.status.success() {
-        bail!(
-            "the release xtask failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|line| {
-            let mut parts = line.split('\t');
-            let (Some(name), Some(unit), Some(value)) = (parts.next(), parts.next(), parts.next())
-            else {
-                bail!("unexpected bench-scrub line {line:?}");
-            };
-            let unit = if unit == "x" { "x" } else { "MB/s" };
-            Ok((name.to_owned(), unit, value.parse()?))
-        })
-        .collect()
-}
-
-/// `cargo xtask bench-scrub [--quick]`: prints the rows, one `name<TAB>unit<TAB>value` a line.
-pub fn run(quick: bool) -> anyhow::Result<()> {
-    for (name, unit, value) in measure(quick) {
-        println!("{name}\t{unit}\t{value}");
-    }
-    Ok(())
 }
 
 fn measure(quick: bool) -> Vec<ScrubRow> {

@@ -63,8 +63,8 @@ pub fn get_task_rate(subject: &Subject, calls: usize) -> anyhow::Result<Option<f
 /// be counted as the server's; the same lean client drives every subject. A timed call
 /// ([`LeanClient::timed_reply`]) stops the clock when the answer's line has arrived, before the
 /// client parses it: parsing a search's answer (about 5 KB of JSON, read twice, as a value and
-/// its text block) took this client a median 0.3 ms in the debug build `cargo xtask` runs (about
-/// 150 µs in a release build), measured: the client's time, not the server's.
+/// its text block) took this client a median 0.3 ms in a debug build and about 150 µs in the
+/// release build `bench` runs in (`ran_optimised`), measured: the client's time, not the server's.
 pub struct LeanClient {
     child: Child,
     stdin: ChildStdin,

@@ -25,10 +25,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use clawboo_core::Db;
 use clawboo_core::internal::memory::{self, Embedder, Entry, Memory, ReadScope, SearchMode};
-use clawboo_tests::{cargo_command, target_dir};
+use clawboo_tests::target_dir;
 
 use super::corpus::{self, Query};
 use super::model;
@@ -51,29 +51,7 @@ pub fn run(
     exhaustive: bool,
     meaning: bool,
 ) -> anyhow::Result<()> {
-    if cfg!(debug_assertions) {
-        let mut cmd = cargo_command();
-        cmd.args(["run", "--release", "--quiet", "--package", "xtask", "--"]);
-        cmd.arg("bench-tune");
-        if million {
-            cmd.arg("--million");
-        }
-        if let Some(store) = &store {
-            cmd.arg("--store").arg(store);
-        }
-        if let Some(kind) = &misses {
-            cmd.args(["--misses", kind]);
-        }
-        if exhaustive {
-            cmd.arg("--exhaustive");
-        }
-        if meaning {
-            cmd.arg("--meaning");
-        }
-        let status = cmd.status().context("run the release xtask")?;
-        if !status.success() {
-            bail!("the release xtask failed ({status})");
-        }
+    if super::ran_optimised()? {
         return Ok(());
     }
     let dir = store.unwrap_or_else(|| target_dir().join("bench-tune"));
