@@ -55,12 +55,13 @@ const VERBS: [Verb; 6] = [
         about: "whole-process benchmarks over stdio with the release bins (cold start, round\n\
                 trips, 16 sessions over HTTP vs 16 stdio processes, the Python SDK's round trips,\n\
                 200 agents on one host calm and abused, an 8-process claim race, memory search at\n\
-                10k/100k facts, peak RSS, scrubber MB/s, the vector index);\n\
-                --quick for a smoke run (no million-fact store), --memory for the memory_search rows\n\
-                only, --http for the HTTP rows only, --no-million to leave out the million-fact\n\
-                stores and the vector index's rows (bench-vectors runs those), --vs 'COMMAND' to\n\
-                compare another stdio server (e.g. --memory --no-million --vs 'node …/memory.js':\n\
-                both corpora at 100k facts beside the reference)",
+                10k/100k facts, peak RSS, scrubber MB/s, the vector index), run in a release build\n\
+                of xtask (built first); --quick for a smoke run in the build it is (no million-fact\n\
+                store), --memory for the memory_search rows only, --http for the HTTP rows only,\n\
+                --no-million to leave out the million-fact stores and the vector index's rows\n\
+                (bench-vectors runs those), --vs 'COMMAND' to compare another stdio server (e.g.\n\
+                --memory --no-million --vs 'node …/memory.js': both corpora at 100k facts beside\n\
+                the reference)",
         run: bench_verb,
     },
     Verb {
