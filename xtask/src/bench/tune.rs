@@ -12,7 +12,8 @@
 //!
 //! With `--meaning`, it prints instead fts, vector and hybrid recall@10 on the queries whose words
 //! may differ from their fact's, over a few thousand facts embedded by the real model when it is
-//! installed (the bench's meaning rows, on the tuning corpus only, the store kept).
+//! installed (the bench's meaning rows, on the tuning corpus only, the store kept), and on the
+//! bench's paraphrases written in other words among a thousand of its facts (`vectors`).
 //!
 //! With `--exhaustive`, it also prints the recall of a ranking that reads every candidate (BM25
 //! over any word of the query, as the reference ranks), to tell what the bounded reads give up.
@@ -31,12 +32,11 @@ use clawboo_core::internal::memory::{self, Embedder, Entry, Memory, ReadScope, S
 use clawboo_tests::target_dir;
 
 use super::corpus::{self, Query};
-use super::model;
 use super::realistic::{
     MEANING_FACTS, fact_ids, meaning_store, million_queries, percentile, seed_in_batches,
     spliced_million,
 };
-use super::{median, ms, remove_store};
+use super::{median, model, ms, remove_store, vectors};
 
 /// Facts of the smaller store.
 const FACTS: usize = 100_000;
@@ -126,6 +126,10 @@ fn meaning_recall(dir: &Path, tuning: &corpus::Corpus) -> anyhow::Result<()> {
     println!("{} facts embedded by {}:", store.len(), embedder.name());
     for (mode, kind, share) in shares {
         println!("  {mode:<7}{kind:<11}recall@10 {share:.3}");
+    }
+    // The blend is tuned on these too: the bench's paraphrases written in other words.
+    for (name, _, share) in vectors::paraphrase_rows(&tuning.facts, false)? {
+        println!("{name}: {share:.3}");
     }
     Ok(())
 }

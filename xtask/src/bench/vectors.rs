@@ -491,7 +491,7 @@ const PARAPHRASES: &[(&str, &str)] = &[
 ];
 
 /// Recall@10 of fts, vector and hybrid on [`PARAPHRASES`] stored among corpus facts.
-fn paraphrase_rows(
+pub(super) fn paraphrase_rows(
     facts: &[(String, String)],
     quick: bool,
 ) -> anyhow::Result<Vec<(String, &'static str, f64)>> {
