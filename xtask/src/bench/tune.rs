@@ -116,7 +116,8 @@ fn measure(
 /// Prints recall@10 of fts, vector and hybrid on the tuning corpus's queries whose words may
 /// differ from their fact's, over the bench's store of a few thousand of its facts embedded by the
 /// real model (`model`; the deterministic stand-in when it is not installed, said so), kept in
-/// `dir` for the next run: what hybrid search is tuned on.
+/// `dir` for the next run; then the same on the bench's paraphrases written in other words among
+/// a thousand of its facts (`vectors`): what hybrid search is tuned on.
 fn meaning_recall(dir: &Path, tuning: &corpus::Corpus) -> anyhow::Result<()> {
     // The searches go through the memory bin, built as the bench builds it.
     crate::probe::build_bins("release")?;
@@ -127,6 +128,8 @@ fn meaning_recall(dir: &Path, tuning: &corpus::Corpus) -> anyhow::Result<()> {
     for (mode, kind, share) in shares {
         println!("  {mode:<7}{kind:<11}recall@10 {share:.3}");
     }
+    // The model's process ends before the next set starts its own.
+    drop(embedder);
     // The blend is tuned on these too: the bench's paraphrases written in other words.
     for (name, _, share) in vectors::paraphrase_rows(&tuning.facts, false)? {
         println!("{name}: {share:.3}");
