@@ -106,7 +106,7 @@ pub(super) fn add_rows(
             warm.recall,
         );
     }
-    for (name, unit, value) in paraphrase_rows(&corpus.facts, quick)? {
+    for (name, unit, value) in paraphrase_rows(&Embedder::start()?, &corpus.facts, quick)? {
         eprintln!("  {name}: {value:.3} {unit}");
         rows.push(Row::ours_only(subjects, name, unit, Some(value)));
     }
@@ -490,8 +490,10 @@ const PARAPHRASES: &[(&str, &str)] = &[
     ),
 ];
 
-/// Recall@10 of fts, vector and hybrid on [`PARAPHRASES`] stored among corpus facts.
+/// Recall@10 of fts, vector and hybrid on [`PARAPHRASES`] stored among corpus facts, embedded
+/// by `embedder`.
 pub(super) fn paraphrase_rows(
+    embedder: &Embedder,
     facts: &[(String, String)],
     quick: bool,
 ) -> anyhow::Result<Vec<(String, &'static str, f64)>> {
@@ -506,9 +508,8 @@ pub(super) fn paraphrase_rows(
         });
         texts.push((format!("team note {i}"), (*fact).to_owned()));
     }
-    let embedder = Embedder::start()?;
     let dir = TempDir::new("bench-paraphrases");
-    let recall = model::recall(&embedder, &dir.db_path(), &texts, &probes)?;
+    let recall = model::recall(embedder, &dir.db_path(), &texts, &probes)?;
     Ok(recall
         .into_iter()
         .map(|(mode, _, share)| {
