@@ -63,7 +63,7 @@ fn full_text_finds_stems_and_folds_case_and_diacritics() {
 }
 
 #[test]
-fn the_title_outranks_the_content_and_the_best_hit_scores_one() {
+fn the_shorter_fact_saying_the_word_outranks_the_longer_and_the_best_hit_scores_one() {
     let m = store();
     let g = WriteScope::default();
     fact(

@@ -29,7 +29,7 @@ use super::super::{
     latest_procedure_only, procedure_columns, procedure_from_row, scope_filter,
 };
 use super::plan::{Plan, Role, WordCounts, plan};
-use super::rank::{Families, QueryPhrase, Scorer, Shortlist, TITLE_WEIGHT, Words, shortlist};
+use super::rank::{Families, QueryPhrase, Scorer, Shortlist, Words, shortlist};
 use super::reads::{self, Helper, Read, Reading, Schedule, shortlist_parts};
 use super::{Candidate, MatchedVia, SearchHit, as_params, named, rowid_list};
 
@@ -423,7 +423,6 @@ fn procedure_matches(
         [
             (":query", SqlValue::Text(expression.to_owned())),
             (":limit", SqlValue::Integer(i64::from(wanted))),
-            (":weight", SqlValue::Real(TITLE_WEIGHT)),
         ],
     );
     let matched = conn
@@ -434,7 +433,7 @@ fn procedure_matches(
             scope_filter!(),
             " AND ",
             latest_procedure_only!(),
-            " ORDER BY bm25(clawboo_procedures_fts, :weight, 1.0) LIMIT :limit"
+            " ORDER BY bm25(clawboo_procedures_fts) LIMIT :limit"
         ))?
         .query_map(as_params(&params).as_slice(), |r| {
             matched(r, Row::Procedure, families)
