@@ -31,7 +31,7 @@ use super::plan::Plan;
 use super::stem;
 
 /// BM25's term-frequency saturation.
-const K1: f64 = 1.2;
+const K1: f64 = 0.9;
 /// BM25's length normalisation.
 const B: f64 = 0.75;
 /// How much word order counts beside the words themselves.
