@@ -10,7 +10,12 @@
 //! newest), for the ranking's weights; spelling correction (`typo`) of a content word that no
 //! fact holds; and the sources of candidates, each bounded:
 //! 1. the facts holding the rare terms (whose rows were read while planning), best first by the
-//!    rare terms they hold (`rank::shortlist`);
+//!    rare terms they hold (`rank::shortlist`); beside them, a few of the facts saying a common
+//!    term in a form few facts say, as the query says it (`worked`, when the family of `work` is
+//!    common): a family's count hides how rare one of its forms is, and a paraphrase or a question
+//!    keeps some of its fact's words as the fact says them. Those rows are read from the index
+//!    without stems (`memory_facts_fts`), for a common term only, up to the count that makes a
+//!    term common, and weigh in choosing the few, never in the ranking;
 //! 2. the facts holding a rare term next to the word it has beside it in the query (`"the
 //!    zephyr" OR "zephyr scheduler"`), newest first: when the shortlist left out facts holding
 //!    one of those rare terms, those that say it as the query does;
@@ -101,6 +106,9 @@ pub(super) struct Term {
     pub(super) facts: f64,
     /// The rowids of the facts holding it, newest first, when it is rare (else empty).
     pub(super) rows: Vec<i64>,
+    /// When it is common but the word as the query says it is rare (`worked` of `work`): the
+    /// rowids of the facts saying that form, newest first (else empty).
+    pub(super) said_rows: Vec<i64>,
 }
 
 /// Where more candidates come from: a `MATCH` expression whose rows are read newest first.
@@ -343,6 +351,19 @@ pub(super) fn plan(
             )
         });
     counts.read_ahead(conn, second, term_reads.chain(stop_word_counts).collect())?;
+    // Then, the same way, each common term's form as the query says it (`Term::read_said`).
+    let said_reads = content
+        .iter()
+        .filter(|word| {
+            let term_read = (common + 1, Read::Rows, query::match_any(&forms(word)));
+            counts
+                .counted
+                .get(&term_read)
+                .is_some_and(|read| read.count > common)
+        })
+        .map(|word| (common + 1, Read::SaidRows, query::match_any(&[word])))
+        .collect();
+    counts.read_ahead(conn, second, said_reads)?;
     let mut terms = Vec::with_capacity(content.len());
     let mut asked: Vec<String> = Vec::new();
     for word in content {
@@ -353,6 +374,7 @@ pub(super) fn plan(
             stem::key(&word),
             (total, common),
         )?;
+        term.read_said(conn, counts, &word, common)?;
         asked.extend(term.forms.iter().cloned());
         let corrections = if term.df == 0 {
             counts.corrections(conn, &word)?
@@ -573,6 +595,9 @@ enum Read {
     /// Nothing more (a stop word's, or a correction's beside its neighbours: a phrase, whose
     /// every row costs the index more than a word's, so it is walked once).
     Count,
+    /// The rows too, of the word as said: read from the index without stems, oldest first
+    /// (only a word rare there has its rows read).
+    SaidRows,
 }
 
 /// The newest facts holding a word, read up to a limit: how many, their rowids, and the oldest.
@@ -617,6 +642,9 @@ impl Counted {
                 cut: count >= limit,
             });
         }
+        if read == Read::SaidRows {
+            return Self::read_said(conn, expression, limit);
+        }
         let last_key: Option<i64> = conn
             .prepare_cached(
                 "SELECT rowid FROM clawboo_facts_newest_fts WHERE clawboo_facts_newest_fts MATCH ?1
@@ -645,6 +673,41 @@ impl Counted {
             count,
             oldest: rows.last().copied().unwrap_or(0),
             // A commit between the two reads may have brought the word to the limit.
+            cut: count >= limit,
+            rows,
+        })
+    }
+
+    /// [`Read::SaidRows`]: the facts matching `expression` in the index without stems
+    /// (`memory_facts_fts`, the reference's, keyed oldest first), when fewer than `limit` do,
+    /// newest first. As for a term, the `limit`-th is looked up first.
+    fn read_said(conn: &Connection, expression: &str, limit: i64) -> Result<Self, MemoryError> {
+        let past_limit: Option<i64> = conn
+            .prepare_cached(
+                "SELECT rowid FROM memory_facts_fts WHERE memory_facts_fts MATCH ?1
+                 LIMIT 1 OFFSET ?2",
+            )?
+            .query_row(rusqlite::params![expression, limit - 1], |r| r.get(0))
+            .optional()?;
+        if past_limit.is_some() {
+            return Ok(Self {
+                count: limit,
+                rows: Vec::new(),
+                oldest: 0,
+                cut: true,
+            });
+        }
+        let mut rows: Vec<i64> = conn
+            .prepare_cached(
+                "SELECT rowid FROM memory_facts_fts WHERE memory_facts_fts MATCH ?1 LIMIT ?2",
+            )?
+            .query_map(rusqlite::params![expression, limit], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        rows.reverse();
+        let count = rows.len() as i64;
+        Ok(Self {
+            count,
+            oldest: rows.last().copied().unwrap_or(0),
             cut: count >= limit,
             rows,
         })
@@ -687,7 +750,27 @@ impl Term {
             df: counted.count,
             facts: counted.facts(total),
             rows,
+            said_rows: Vec::new(),
         })
+    }
+
+    /// Reads [`Term::said_rows`] when the term is common: the facts saying `said` (the word as
+    /// the query says it) when at most `common` do.
+    fn read_said(
+        &mut self,
+        conn: &Connection,
+        counts: &mut WordCounts,
+        said: &str,
+        common: i64,
+    ) -> Result<(), MemoryError> {
+        if is_rare(self.df, common) || self.df == 0 {
+            return Ok(());
+        }
+        let read = counts.counted(conn, &query::match_any(&[said]), common + 1, Read::SaidRows)?;
+        if is_rare(read.count, common) {
+            self.said_rows.clone_from(&read.rows);
+        }
+        Ok(())
     }
 }
 
@@ -955,6 +1038,7 @@ mod tests {
             df,
             facts: df as f64,
             rows: Vec::new(),
+            said_rows: Vec::new(),
         }
     }
 

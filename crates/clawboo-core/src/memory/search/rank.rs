@@ -20,7 +20,9 @@
 //!   with the same words, the one that says them as the query does ranks first.
 //!
 //! Before that, [`shortlist`] picks which facts holding the rare terms are read at all: those
-//! holding the most inverse document frequency of them, newest first among equals.
+//! holding the most inverse document frequency of them, newest first among equals; and beside
+//! them a few saying a common term in a form few facts say, as the query says it (weighed as rare
+//! as that form is for the choice; the score above weighs its family, as for any text).
 //!
 //! Must never: read the database (the candidates and the counts arrive from `text` and `plan`).
 
@@ -36,6 +38,8 @@ const K1: f64 = 0.9;
 const B: f64 = 0.75;
 /// How much word order counts beside the words themselves.
 const ORDER_WEIGHT: f64 = 0.5;
+/// How many facts saying a rare form of a common term the shortlist adds beside its pool.
+const SAID_POOL: usize = 10;
 
 /// What a word of a text is to the query: the position of its family among the query's
 /// families ([`Families`]), or [`OTHER`] when it is none of them.
@@ -311,9 +315,12 @@ impl Scorer {
 /// Which facts holding the rare terms are read: [`shortlist`].
 #[derive(Debug)]
 pub(super) struct Shortlist {
-    /// The rowids, most weight first, newest first among equals.
+    /// The rowids, most weight first, newest first among equals; the last [`Shortlist::said`] of
+    /// them are the facts saying rare forms of common terms.
     pub(super) rows: Vec<i64>,
-    /// Whether more facts than these hold a rare term.
+    /// How many of `rows`, at their end, were chosen for the rare forms of common terms.
+    pub(super) said: usize,
+    /// Whether more facts than those holding a rare term hold one.
     pub(super) cut: bool,
     /// Whether the cut left out facts holding every rare term: it chose among those by age alone,
     /// and an older one left out may say the whole query (a fact that does holds every term).
@@ -325,29 +332,51 @@ pub(super) struct Shortlist {
 
 /// The rowids of the `pool` facts holding the most weight of `plan`'s rare terms (the sum of the
 /// inverse document frequencies of those they hold), newest first among equals, and where the
-/// cut fell.
+/// cut fell; then, beside them and never in their place, the [`SAID_POOL`] others holding the most
+/// weight of the rare forms of common terms (`Term::said_rows`, each weighing as rare as that
+/// form is) and of the rare terms.
 pub(super) fn shortlist(plan: &Plan, pool: usize) -> Shortlist {
     let n = plan.total.max(1) as f64;
-    let mut weight: HashMap<i64, f64> = HashMap::new();
-    for term in plan.terms.iter().filter(|t| plan.rare(t)) {
-        let idf = inverse_frequency(n, term.facts);
-        for &row in &term.rows {
-            *weight.entry(row).or_default() += idf;
+    let weigh = |terms: &mut dyn Iterator<Item = (f64, &Vec<i64>)>| {
+        let mut weight: HashMap<i64, f64> = HashMap::new();
+        for (facts, rows) in terms {
+            let idf = inverse_frequency(n, facts);
+            for &row in rows {
+                *weight.entry(row).or_default() += idf;
+            }
         }
-    }
-    let mut rows: Vec<(i64, f64)> = weight.into_iter().collect();
-    rows.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+        weight
+    };
+    let rare = weigh(
+        &mut plan
+            .terms
+            .iter()
+            .filter(|t| plan.rare(t))
+            .map(|t| (t.facts, &t.rows)),
+    );
+    let said = weigh(
+        &mut plan
+            .terms
+            .iter()
+            .filter(|t| !t.said_rows.is_empty())
+            .map(|t| (t.said_rows.len() as f64, &t.said_rows)),
+    );
+    let mut rows = heaviest(rare.iter().map(|(row, w)| (*row, *w)));
     // Every row's weight adds the same terms' weights in the same order, so rows holding the
     // same terms weigh exactly the same.
     let cut_among_best = rows.len() > pool && rows[pool].1 >= rows[0].1;
     let cut = rows.len() > pool;
     rows.truncate(pool);
-    let rows: Vec<i64> = rows.into_iter().map(|(row, _)| row).collect();
-    let kept: HashSet<i64> = if cut {
-        rows.iter().copied().collect()
-    } else {
-        HashSet::new()
-    };
+    let mut rows: Vec<i64> = rows.into_iter().map(|(row, _)| row).collect();
+    let kept: HashSet<i64> = rows.iter().copied().collect();
+    let said_rows = heaviest(
+        said.iter()
+            .filter(|(row, _)| !kept.contains(row))
+            .map(|(row, w)| (*row, w + rare.get(row).copied().unwrap_or(0.0))),
+    );
+    let said = said_rows.len().min(SAID_POOL);
+    rows.extend(said_rows.into_iter().take(SAID_POOL).map(|(row, _)| row));
+    let kept: HashSet<i64> = rows.iter().copied().collect();
     let wholly_kept = plan
         .terms
         .iter()
@@ -356,10 +385,18 @@ pub(super) fn shortlist(plan: &Plan, pool: usize) -> Shortlist {
         .collect();
     Shortlist {
         rows,
+        said,
         cut,
         cut_among_best,
         wholly_kept,
     }
+}
+
+/// `rows` with their weights, heaviest first, newest first among equals.
+fn heaviest(rows: impl Iterator<Item = (i64, f64)>) -> Vec<(i64, f64)> {
+    let mut rows: Vec<(i64, f64)> = rows.collect();
+    rows.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+    rows
 }
 
 /// BM25's inverse document frequency of a term in `df` of `n` facts.
@@ -391,6 +428,7 @@ mod tests {
                 df: *df,
                 facts: *df as f64,
                 rows: Vec::new(),
+                said_rows: Vec::new(),
             })
             .collect();
         Plan::for_test(&query.join(" "), terms)
@@ -457,6 +495,71 @@ mod tests {
     }
 
     #[test]
+    fn facts_saying_a_rare_form_of_a_common_term_join_the_shortlist_beside_its_pool() {
+        // `zephyr` is rare (8 facts); `worked` is said by 3 facts of the 5,000 holding `work`.
+        let mut zephyr = Term {
+            forms: vec!["zephyr".to_owned()],
+            key: stem::key("zephyr"),
+            df: 8,
+            facts: 8.0,
+            rows: vec![80, 70, 60, 50, 40, 30, 20, 10],
+            said_rows: Vec::new(),
+        };
+        let work = Term {
+            forms: vec!["worked".to_owned()],
+            key: stem::key("worked"),
+            df: 5_000,
+            facts: 5_000.0,
+            rows: Vec::new(),
+            said_rows: vec![95, 50, 40, 5],
+        };
+        let plan = Plan::for_test("zephyr worked", vec![zephyr.clone(), work.clone()]);
+        let short = shortlist(&plan, 4);
+        assert_eq!(
+            short.rows[..4],
+            [80, 70, 60, 50],
+            "the rare term's pool is chosen as before, newest first"
+        );
+        assert_eq!(
+            short.rows[4..],
+            [40, 95, 5],
+            "then the others saying the form: fact 40 holds `zephyr` too, so it weighs most"
+        );
+        assert_eq!(short.said, 3);
+        assert!(short.cut);
+        assert!(
+            short.wholly_kept.is_empty(),
+            "facts 30, 20 and 10 hold `zephyr` and were not kept"
+        );
+        // At most `SAID_POOL` are added, the newest among equals.
+        let many = Term {
+            said_rows: (100..130).rev().collect(),
+            ..work.clone()
+        };
+        let short = shortlist(
+            &Plan::for_test("zephyr worked", vec![zephyr.clone(), many]),
+            4,
+        );
+        assert_eq!(short.said, SAID_POOL);
+        assert_eq!(short.rows[4..], (120..130).rev().collect::<Vec<i64>>()[..]);
+        // Without the form's rows, nothing is added.
+        zephyr.rows.truncate(3);
+        let plan = Plan::for_test(
+            "zephyr worked",
+            vec![
+                zephyr,
+                Term {
+                    said_rows: Vec::new(),
+                    ..work
+                },
+            ],
+        );
+        let short = shortlist(&plan, 4);
+        assert_eq!(short.rows, [80, 70, 60]);
+        assert_eq!(short.said, 0);
+    }
+
+    #[test]
     fn the_shortlist_says_where_its_cut_fell_and_which_rare_terms_it_kept_every_fact_of() {
         let term = |word: &str, rows: Vec<i64>| Term {
             forms: vec![word.to_owned()],
@@ -464,6 +567,7 @@ mod tests {
             df: rows.len() as i64,
             facts: rows.len() as f64,
             rows,
+            said_rows: Vec::new(),
         };
         // Facts 30, 20 and 10 hold both rare words; six more hold one, three the other.
         let plan = Plan::for_test(

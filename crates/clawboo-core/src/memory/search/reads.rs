@@ -486,6 +486,7 @@ mod tests {
     fn shortlist(cut_among_best: bool, wholly_kept: &[&str]) -> Shortlist {
         Shortlist {
             rows: Vec::new(),
+            said: 0,
             cut: cut_among_best,
             cut_among_best,
             wholly_kept: wholly_kept.iter().map(|k| (*k).to_owned()).collect(),

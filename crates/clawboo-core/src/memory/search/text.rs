@@ -302,23 +302,31 @@ fn read_entries(
 }
 
 /// The `pool` best facts in scope of all those holding `plan`'s rare terms, best first (as
-/// `rank::shortlist` orders them), with their words: what the shortlist is when the scope left
-/// out some of one that was cut.
+/// `rank::shortlist` orders them), and those it adds for rare forms, with their words: what the
+/// shortlist is when the scope left out some of one that was cut.
 fn best_in_scope(
     conn: &Connection,
     plan: &Plan,
     pool: usize,
     scope: &ReadScope,
 ) -> Result<Vec<Matched>, MemoryError> {
-    let all = shortlist(plan, usize::MAX).rows;
-    let mut matched = facts_by_rowid(conn, &all, scope, &mut Families::new(plan))?;
+    let all = shortlist(plan, usize::MAX);
+    let mut matched = facts_by_rowid(conn, &all.rows, scope, &mut Families::new(plan))?;
     let position: HashMap<Row, usize> = all
+        .rows
         .iter()
         .enumerate()
         .map(|(i, r)| (Row::Fact(*r), i))
         .collect();
     matched.sort_by_key(|m| position.get(&m.row).copied().unwrap_or(usize::MAX));
-    matched.truncate(pool);
+    // The best `pool` of those holding rare terms, and every one chosen for a rare form.
+    let holding_rare = all.rows.len() - all.said;
+    let mut kept = 0;
+    matched.retain(|m| {
+        let rare = position.get(&m.row).is_some_and(|&at| at < holding_rare);
+        kept += usize::from(rare);
+        !rare || kept <= pool
+    });
     Ok(matched)
 }
 
@@ -793,6 +801,26 @@ mod tests {
             ),
             &newer,
             "if the visitor would not",
+        );
+    }
+
+    #[test]
+    fn an_older_fact_saying_a_rare_form_of_a_common_word_is_read() {
+        // Every query word's family is common: more newer facts than a source reads hold all
+        // three (`works`), never side by side as the query says them. Only the older fact says
+        // `worked`, so the form is rare where the family is not.
+        let newer: Vec<(String, String)> = (0..260)
+            .map(|i| {
+                (
+                    format!("batch {i}"),
+                    format!("Works with the loader on config file number {i} of the batch jobs"),
+                )
+            })
+            .collect();
+        assert_found_first_before(
+            ("notes", "The loader, once fixed, worked with every config."),
+            &newer,
+            "loader worked config",
         );
     }
 
