@@ -5,7 +5,7 @@
 //! answers ([`SearchHit`], [`SearchOutcome`]) and the scope parameters every search binds, and the
 //! second connection a store's full-text searches read through ([`Kept`]; at most
 //! [`MAX_SECOND_READERS`] open in a process). The work is beside it: for full-text, `plan` (what
-//! the query's words are worth and where candidates come from), `typo` (spelling correction from
+//! the query's words are worth and where candidates come from) on what `counts` read of the index, `typo` (spelling correction from
 //! the index's vocabulary, which `lexicon` reads from the index's leaf pages), `reads` (which reads
 //! of candidates run, and on which of the two connections: a search's reads, the planner's too,
 //! share two cores),
@@ -29,6 +29,7 @@
 //! models.
 
 mod blend;
+mod counts;
 mod lexicon;
 mod plan;
 mod rank;
@@ -50,7 +51,7 @@ use super::embed::Provider;
 use super::vectors::ScanCopy;
 use super::{Entry, MemoryError, ReadScope};
 use crate::db::Db;
-use plan::WordCounts;
+use counts::WordCounts;
 use reads::Helper;
 
 /// What a store's searches keep between calls, each used only while it is what the file holds.
@@ -58,7 +59,7 @@ use reads::Helper;
 pub(in crate::memory) struct Kept {
     /// The vector index's copy for its scan (`vectors::ScanCopy`).
     scan_copy: Mutex<ScanCopy>,
-    /// What the full-text index said of the words asked so far (`plan::WordCounts`).
+    /// What the full-text index said of the words asked so far (`counts::WordCounts`).
     word_counts: Mutex<WordCounts>,
     /// The second connection full-text searches read through, owned by its helper thread
     /// (`reads::Helper`), opened at the first search that finds a slot free

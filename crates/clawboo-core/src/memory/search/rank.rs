@@ -11,7 +11,7 @@
 //!   the project) as a summary of its fact, and counting it more ranks a fact for a label the
 //!   query happens to name above the fact that says what it asks. The `df` is
 //!   the plan's: counted for a rare term, estimated for a common term and for a stop word
-//!   (`plan::Counted`), so `into`, held by one fact in fifty, weighs far more than `the`, held by
+//!   (`counts::Counted`), so `into`, held by one fact in fifty, weighs far more than `the`, held by
 //!   every other fact: the words left of a paraphrased sentence are often such words. A
 //!   question's opening words (`how do I`) weigh as a word in half the facts. The sum is divided
 //!   by the most a text could score, so a text holding every word scores about 1;

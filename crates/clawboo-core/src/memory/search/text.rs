@@ -28,7 +28,8 @@ use super::super::{
     Entry, FACT_COLUMNS, MemoryError, ReadScope, fact_columns, fact_from_row,
     latest_procedure_only, procedure_columns, procedure_from_row, scope_filter,
 };
-use super::plan::{Plan, Role, WordCounts, plan};
+use super::counts::WordCounts;
+use super::plan::{Plan, Role, plan};
 use super::rank::{Families, QueryPhrase, Scorer, Shortlist, Words, shortlist};
 use super::reads::{self, Helper, Read, Reading, Schedule, shortlist_parts};
 use super::{Candidate, MatchedVia, SearchHit, as_params, named, rowid_list};
