@@ -66,6 +66,21 @@ pub struct Corpus {
     pub held: Vec<(String, String)>,
 }
 
+impl Corpus {
+    /// A short hash of the facts and queries. Both corpora are built from this machine's files
+    /// (a cargo fetch or a package installed moves them), so two runs' figures compare only when
+    /// their corpora's fingerprints are equal. Deterministic for one toolchain.
+    pub fn fingerprint(&self) -> String {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::hash::DefaultHasher::new();
+        self.facts.hash(&mut hasher);
+        for query in &self.queries {
+            (query.kind, &query.text, query.target).hash(&mut hasher);
+        }
+        format!("{:016x}", hasher.finish())
+    }
+}
+
 /// Builds a corpus of `facts` facts with `queries` natural queries and `probes` probes of each
 /// kind.
 pub fn build(facts: usize, queries: usize, probes: usize) -> anyhow::Result<Corpus> {
@@ -798,6 +813,33 @@ fn label_of_page(file: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_fingerprint_tells_corpora_apart_and_only_them() {
+        let corpus = |content: &str, target| Corpus {
+            facts: vec![("serde".to_owned(), content.to_owned())],
+            queries: vec![Query {
+                kind: "words",
+                text: "derive the trait".to_owned(),
+                target,
+            }],
+            held: Vec::new(),
+        };
+        let one = corpus("Derive the trait for your type.", Some(0));
+        assert_eq!(
+            one.fingerprint(),
+            corpus("Derive the trait for your type.", Some(0)).fingerprint()
+        );
+        assert_ne!(
+            one.fingerprint(),
+            corpus("Derive the trait for a type.", Some(0)).fingerprint()
+        );
+        assert_ne!(
+            one.fingerprint(),
+            corpus("Derive the trait for your type.", None).fingerprint()
+        );
+        assert_eq!(one.fingerprint().len(), 16);
+    }
 
     #[test]
     fn an_allforms_probe_says_every_content_word_in_another_form_or_is_not_made() {

@@ -88,6 +88,7 @@ pub(super) fn memory_rows(
     };
     eprintln!("  building the {TUNING} ({facts} facts)…");
     let tuning = corpus::build(facts, searches, probes)?;
+    eprintln!("  the {TUNING}: fingerprint {}", tuning.fingerprint());
     let (facts_of, queries_of) = (&tuning.facts, &tuning.queries);
     rows.extend(corpus_rows(
         subjects,
@@ -99,6 +100,7 @@ pub(super) fn memory_rows(
     rows.extend(meaning_rows(subjects, TUNING, facts_of, queries_of, quick)?);
     eprintln!("  building the {HELD_OUT} ({facts} facts)…");
     let held = held_out(facts, probes)?;
+    eprintln!("  the {HELD_OUT}: fingerprint {}", held.fingerprint());
     rows.extend(corpus_rows(
         subjects,
         HELD_OUT,

@@ -58,6 +58,10 @@ pub fn run(
     std::fs::create_dir_all(&dir).with_context(|| format!("create {}", dir.display()))?;
     eprintln!("building the tuning corpus ({FACTS} facts)…");
     let tuning = corpus::build(FACTS, QUERIES, QUERIES)?;
+    println!(
+        "the tuning corpus: {FACTS} facts, fingerprint {}",
+        tuning.fingerprint()
+    );
     if meaning {
         return meaning_recall(&dir, &tuning);
     }
