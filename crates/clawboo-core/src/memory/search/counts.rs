@@ -205,12 +205,7 @@ impl Counted {
             .optional()?;
         // The index's keys are the facts' rowids negated: its forward order is newest first.
         if let Some(key) = last_key {
-            return Ok(Self {
-                count: limit,
-                rows: Vec::new(),
-                oldest: -key,
-                cut: true,
-            });
+            return Ok(Self::cut_at(limit, -key));
         }
         let rows: Vec<i64> = conn
             .prepare_cached(
@@ -219,14 +214,29 @@ impl Counted {
             )?
             .query_map(rusqlite::params![expression, limit], |r| r.get(0))?
             .collect::<rusqlite::Result<_>>()?;
+        Ok(Self::listed(rows, limit))
+    }
+
+    /// A read the limit stopped, at the fact `oldest` (0: not known).
+    fn cut_at(limit: i64, oldest: i64) -> Self {
+        Self {
+            count: limit,
+            rows: Vec::new(),
+            oldest,
+            cut: true,
+        }
+    }
+
+    /// A read that listed `rows`, newest first, up to `limit`.
+    fn listed(rows: Vec<i64>, limit: i64) -> Self {
         let count = rows.len() as i64;
-        Ok(Self {
+        Self {
             count,
             oldest: rows.last().copied().unwrap_or(0),
-            // A commit between the two reads may have brought the word to the limit.
+            // A commit between a read's two queries may have brought the word to the limit.
             cut: count >= limit,
             rows,
-        })
+        }
     }
 
     /// [`Read::SaidRows`]: the facts matching `expression` in the index without stems
@@ -241,12 +251,7 @@ impl Counted {
             .query_row(rusqlite::params![expression, limit - 1], |r| r.get(0))
             .optional()?;
         if past_limit.is_some() {
-            return Ok(Self {
-                count: limit,
-                rows: Vec::new(),
-                oldest: 0,
-                cut: true,
-            });
+            return Ok(Self::cut_at(limit, 0));
         }
         let mut rows: Vec<i64> = conn
             .prepare_cached(
@@ -255,13 +260,7 @@ impl Counted {
             .query_map(rusqlite::params![expression, limit], |r| r.get(0))?
             .collect::<rusqlite::Result<_>>()?;
         rows.reverse();
-        let count = rows.len() as i64;
-        Ok(Self {
-            count,
-            oldest: rows.last().copied().unwrap_or(0),
-            cut: count >= limit,
-            rows,
-        })
+        Ok(Self::listed(rows, limit))
     }
 
     /// How many of the `total` facts (the highest rowid) hold the word: counted when the read
