@@ -354,7 +354,7 @@ pub(super) fn shortlist(plan: &Plan, pool: usize) -> Shortlist {
             .filter(|t| plan.rare(t))
             .map(|t| (t.facts, &t.rows)),
     );
-    let said = weigh(
+    let form_weight = weigh(
         &mut plan
             .terms
             .iter()
@@ -368,10 +368,11 @@ pub(super) fn shortlist(plan: &Plan, pool: usize) -> Shortlist {
     let cut = rows.len() > pool;
     rows.truncate(pool);
     let mut rows: Vec<i64> = rows.into_iter().map(|(row, _)| row).collect();
-    let kept: HashSet<i64> = rows.iter().copied().collect();
+    let in_pool: HashSet<i64> = rows.iter().copied().collect();
     let said_rows = heaviest(
-        said.iter()
-            .filter(|(row, _)| !kept.contains(row))
+        form_weight
+            .iter()
+            .filter(|(row, _)| !in_pool.contains(row))
             .map(|(row, w)| (*row, w + rare.get(row).copied().unwrap_or(0.0))),
     );
     let said = said_rows.len().min(SAID_POOL);
