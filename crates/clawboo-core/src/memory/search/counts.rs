@@ -146,8 +146,8 @@ pub(super) enum Read {
     /// Nothing more (a stop word's, or a correction's beside its neighbours: a phrase, whose
     /// every row costs the index more than a word's, so it is walked once).
     Count,
-    /// The rows too, of the word as said: read from the index without stems, oldest first
-    /// (only a word rare there has its rows read).
+    /// The rows too, of the word as said, from the index without stems (keyed oldest first;
+    /// the rows are handed out newest first, as a term's), unless the limit stopped the read.
     SaidRows,
 }
 

@@ -5,10 +5,10 @@
 //! answers ([`SearchHit`], [`SearchOutcome`]) and the scope parameters every search binds, and the
 //! second connection a store's full-text searches read through ([`Kept`]; at most
 //! [`MAX_SECOND_READERS`] open in a process). The work is beside it: for full-text, `plan` (what
-//! the query's words are worth and where candidates come from) on what `counts` read of the index, `typo` (spelling correction from
-//! the index's vocabulary, which `lexicon` reads from the index's leaf pages), `reads` (which reads
-//! of candidates run, and on which of the two connections: a search's reads, the planner's too,
-//! share two cores),
+//! the query's words are worth and where candidates come from) on what `counts` read of the
+//! index, `typo` (spelling correction from the index's vocabulary, which `lexicon` reads from the
+//! index's leaf pages), `reads` (which reads of candidates run, and on which of the two
+//! connections: a search's reads, the planner's too, share two cores),
 //! `text` (reading the candidates), `rank` (the one formula that scores them) and `stem` (words as
 //! the index stems them); `vector` (the nearest facts by embedding) and `blend` (vector scores,
 //! and the hybrid blend of both).

@@ -358,7 +358,7 @@ pub(super) fn plan(
                 .kept(common + 1, Read::Rows, &query::match_any(&forms(word)))
                 .is_some_and(|read| read.count > common)
         })
-        .map(|word| (common + 1, Read::SaidRows, query::match_any(&[word])))
+        .map(|word| said_ask(word, common))
         .collect();
     counts.read_ahead(conn, second, said_reads)?;
     let mut terms = Vec::with_capacity(content.len());
@@ -503,15 +503,22 @@ impl Term {
         said: &str,
         common: i64,
     ) -> Result<(), MemoryError> {
-        if is_rare(self.df, common) || self.df == 0 {
+        if self.df <= common {
             return Ok(());
         }
-        let read = counts.counted(conn, &query::match_any(&[said]), common + 1, Read::SaidRows)?;
+        let (limit, ask, expression) = said_ask(said, common);
+        let read = counts.counted(conn, &expression, limit, ask)?;
         if is_rare(read.count, common) {
             self.said_rows.clone_from(&read.rows);
         }
         Ok(())
     }
+}
+
+/// The read of the facts saying `word` as said, up to one more than `common`
+/// ([`Term::read_said`], and ahead of it in [`plan`]).
+fn said_ask(word: &str, common: i64) -> (i64, Read, String) {
+    (common + 1, Read::SaidRows, query::match_any(&[word]))
 }
 
 /// Of equally close `corrections` of `word` (most facts first), the one that most facts hold

@@ -337,29 +337,18 @@ pub(super) struct Shortlist {
 /// form is) and of the rare terms.
 pub(super) fn shortlist(plan: &Plan, pool: usize) -> Shortlist {
     let n = plan.total.max(1) as f64;
-    let weigh = |terms: &mut dyn Iterator<Item = (f64, &Vec<i64>)>| {
-        let mut weight: HashMap<i64, f64> = HashMap::new();
-        for (facts, rows) in terms {
-            let idf = inverse_frequency(n, facts);
-            for &row in rows {
-                *weight.entry(row).or_default() += idf;
-            }
-        }
-        weight
-    };
-    let rare = weigh(
-        &mut plan
-            .terms
+    let rare = weights(
+        n,
+        plan.terms
             .iter()
             .filter(|t| plan.rare(t))
-            .map(|t| (t.facts, &t.rows)),
+            .map(|t| (t.facts, t.rows.as_slice())),
     );
-    let form_weight = weigh(
-        &mut plan
-            .terms
+    let form_weight = weights(
+        n,
+        plan.terms
             .iter()
-            .filter(|t| !t.said_rows.is_empty())
-            .map(|t| (t.said_rows.len() as f64, &t.said_rows)),
+            .map(|t| (t.said_rows.len() as f64, t.said_rows.as_slice())),
     );
     let mut rows = heaviest(rare.iter().map(|(row, w)| (*row, *w)));
     // Every row's weight adds the same terms' weights in the same order, so rows holding the
@@ -391,6 +380,20 @@ pub(super) fn shortlist(plan: &Plan, pool: usize) -> Shortlist {
         cut_among_best,
         wholly_kept,
     }
+}
+
+/// The weight of each row of `terms` among `n` facts: the sum of the inverse document frequencies
+/// of the terms holding it (each given as how many facts hold it, and their rows), added in the
+/// terms' order.
+fn weights<'t>(n: f64, terms: impl Iterator<Item = (f64, &'t [i64])>) -> HashMap<i64, f64> {
+    let mut weight: HashMap<i64, f64> = HashMap::new();
+    for (facts, rows) in terms {
+        let idf = inverse_frequency(n, facts);
+        for &row in rows {
+            *weight.entry(row).or_default() += idf;
+        }
+    }
+    weight
 }
 
 /// `rows` with their weights, heaviest first, newest first among equals.
