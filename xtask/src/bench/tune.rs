@@ -1,5 +1,5 @@
 //! The tuning loop of full-text and hybrid search: `cargo xtask bench-tune [--million] [--store DIR]
-//! [--misses KIND] [--exhaustive] [--meaning]`.
+//! [--misses KIND] [--exhaustive] [--reads] [--meaning]`.
 //!
 //! Owns: asking every query of the **tuning corpus** (`corpus`) of the search in process, in an
 //! optimised build, and printing latency (p50, p95 by the wall clock; the mean time on the CPU,
@@ -17,6 +17,9 @@
 //!
 //! With `--exhaustive`, it also prints the recall of a ranking that reads every candidate (BM25
 //! over any word of the query, as the reference ranks), to tell what the bounded reads give up.
+//! With `--reads`, it also prints what each kind of the search's reads cost in each run
+//! (`memory::tally`): how often it ran, its mean time and rows, and how often it found as many
+//! rows as it may read or none.
 //!
 //! Must never: build or read the held-out corpus (it stays out of the tuning loop; `bench
 //! --memory` reports it), or assert on a time. In-process figures leave out the stdio round trip
@@ -28,7 +31,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use clawboo_core::Db;
-use clawboo_core::internal::memory::{self, Embedder, Entry, Memory, ReadScope, SearchMode};
+use clawboo_core::internal::memory::{self, Embedder, Entry, Memory, ReadScope, SearchMode, tally};
 use clawboo_tests::target_dir;
 
 use super::corpus::{self, Query};
@@ -43,12 +46,22 @@ const FACTS: usize = 100_000;
 /// Natural queries, and probes of each kind.
 const QUERIES: usize = 300;
 
+/// What `bench-tune` prints beside each run's latency and recall (see the module docs).
+#[derive(Debug, Clone, Default)]
+pub struct Extras {
+    /// The queries of this kind whose fact was not in the top 10 (`--misses KIND`).
+    pub misses: Option<String>,
+    /// The recall of BM25 over every candidate (`--exhaustive`).
+    pub exhaustive: bool,
+    /// What each kind of read cost (`--reads`).
+    pub reads: bool,
+}
+
 /// Runs the loop (see the module docs); in a debug build, runs itself again in a release build.
 pub fn run(
     million: bool,
     store: Option<PathBuf>,
-    misses: Option<String>,
-    exhaustive: bool,
+    extras: &Extras,
     meaning: bool,
 ) -> anyhow::Result<()> {
     if super::ran_optimised()? {
@@ -65,42 +78,32 @@ pub fn run(
     if meaning {
         return meaning_recall(&dir, &tuning);
     }
-    let misses = misses.as_deref();
     measure(
         &dir.join("tuning-100k.db"),
         &tuning.facts,
         &tuning.queries,
-        misses,
-        exhaustive,
+        extras,
     )?;
     if million {
         let facts = spliced_million(&tuning);
         let queries = million_queries(&tuning);
-        measure(
-            &dir.join("tuning-1m.db"),
-            &facts,
-            &queries,
-            misses,
-            exhaustive,
-        )?;
+        measure(&dir.join("tuning-1m.db"), &facts, &queries, extras)?;
     }
     Ok(())
 }
 
 /// Seeds `path` with `facts` unless it already holds them, then asks every query of it and of a
 /// copy whose full-text indexes are merged (as the host's upkeep leaves them) and prints the
-/// figures, and each query of kind `misses` whose fact was not in the top 10 (the query, the fact,
-/// the top 3).
+/// figures and the `extras` asked for.
 fn measure(
     path: &Path,
     facts: &[(String, String)],
     queries: &[Query],
-    misses: Option<&str>,
-    exhaustive: bool,
+    extras: &Extras,
 ) -> anyhow::Result<()> {
     keep_store(path, facts)?;
-    ask_all(path, "as written", facts, queries, misses)?;
-    if exhaustive {
+    ask_all(path, "as written", facts, queries, extras)?;
+    if extras.exhaustive {
         exhaustive_recall(path, queries)?;
     }
     // The same store after the upkeep the host runs hourly: every full-text index one segment.
@@ -114,7 +117,7 @@ fn measure(
         std::fs::copy(path, &merged).with_context(|| format!("copy to {}", merged.display()))?;
     }
     memory::merge_text_indexes(&Db::open(&merged)?.conn())?;
-    ask_all(&merged, "index merged by upkeep", facts, queries, misses)
+    ask_all(&merged, "index merged by upkeep", facts, queries, extras)
 }
 
 /// Prints recall@10 of fts, vector and hybrid on the tuning corpus's queries whose words may
@@ -207,13 +210,18 @@ fn ask_all(
     state: &str,
     facts: &[(String, String)],
     queries: &[Query],
-    misses: Option<&str>,
+    extras: &Extras,
 ) -> anyhow::Result<()> {
+    let misses = extras.misses.as_deref();
     let ids = fact_ids(path)?;
     let memory = Memory::new(Db::open(path)?, Embedder::none());
     let scope = ReadScope::new(None, None, None);
     let ask = |text: &str| memory.search(text, Some(SearchMode::Fts), 10, &scope);
     ask("warm up the index")?;
+    if extras.reads {
+        // The deeper searches of `--misses` are tallied too.
+        tally::start();
+    }
     let mut latency: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
     let mut cpu: Vec<f64> = Vec::new();
     let mut found: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
@@ -260,6 +268,7 @@ fn ask_all(
             counts.1 += 1;
         }
     }
+    let reads = extras.reads.then(tally::take);
     println!("{} facts, {state}:", facts.len());
     let all: Vec<f64> = latency.values().flatten().copied().collect();
     println!(
@@ -285,7 +294,30 @@ fn ask_all(
             percentile(times.clone(), 95)
         );
     }
+    if let Some(reads) = reads {
+        print_reads(&reads, queries.len());
+    }
     Ok(())
+}
+
+/// Prints what each kind of read cost over `asked` queries (`--reads`).
+fn print_reads(reads: &[(tally::Kind, tally::Cost)], asked: usize) {
+    println!("  what each kind of read cost (its own thread's wall clock):");
+    for (kind, cost) in reads {
+        let runs = cost.runs.max(1) as f64;
+        let ms = cost.time.as_secs_f64() * 1e3;
+        println!(
+            "    {:<42} {:>6} runs, {:>6.3} ms each, {:>6.3} ms a query, {:>5.1} rows, \
+             {:>3.0}% as many as it may read, {:>3.0}% none",
+            kind.describe(),
+            cost.runs,
+            ms / runs,
+            ms / asked.max(1) as f64,
+            cost.rows as f64 / runs,
+            100.0 * cost.as_many as f64 / runs,
+            100.0 * cost.none as f64 / runs,
+        );
+    }
 }
 
 /// The time this thread has run on a CPU (ns), from Linux's schedstat: unlike the wall clock,

@@ -54,7 +54,7 @@ pub use embed::{EmbedConfig, Embedder, Provider};
 pub use inject::{AUTO_MEMORY_MAX_CHARS, AUTO_MEMORY_TOP_K, render_auto_memory};
 pub use query::fts_query;
 pub use scope::{ReadScope, TeamView, WriteScope};
-pub use search::{MatchedVia, SearchHit, SearchMode, SearchOutcome};
+pub use search::{MatchedVia, SearchHit, SearchMode, SearchOutcome, tally};
 pub use sql::SCHEMA;
 pub(crate) use sql::{fact_columns, latest_procedure_only, procedure_columns, scope_filter};
 pub use upkeep::merge_text_indexes;

@@ -9,8 +9,8 @@
 //! index, `typo` (spelling correction from the index's vocabulary, which `lexicon` reads from the
 //! index's leaf pages), `reads` (which reads of candidates run, and on which of the two
 //! connections: a search's reads, the planner's too, share two cores),
-//! `text` (reading the candidates), `rank` (the one formula that scores them) and `stem` (words as
-//! the index stems them); `vector` (the nearest facts by embedding) and `blend` (vector scores,
+//! `text` (reading the candidates), `rank` (the one formula that scores them), `stem` (words as
+//! the index stems them) and `tally` (what each kind of read cost, while a bench asks); `vector` (the nearest facts by embedding) and `blend` (vector scores,
 //! and the hybrid blend of both).
 //!
 //! Decisions that differ from the reference, on purpose:
@@ -35,6 +35,7 @@ mod plan;
 mod rank;
 mod reads;
 mod stem;
+pub mod tally;
 mod text;
 mod typo;
 mod vector;

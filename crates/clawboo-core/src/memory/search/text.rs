@@ -29,9 +29,10 @@ use super::super::{
     latest_procedure_only, procedure_columns, procedure_from_row, scope_filter,
 };
 use super::counts::WordCounts;
-use super::plan::{Plan, Role, plan};
+use super::plan::{HoldsRare, Plan, Role, Source, plan};
 use super::rank::{Families, QueryPhrase, Scorer, Shortlist, Words, shortlist};
 use super::reads::{self, Helper, Read, Reading, Schedule, shortlist_parts};
+use super::tally::{self, Kind};
 use super::{Candidate, MatchedVia, SearchHit, as_params, named, rowid_list};
 
 /// How many rows a source read newest first yields, at least (more when more hits are asked for).
@@ -114,9 +115,11 @@ pub(super) fn candidates(
     if let Some(helper) = second {
         helper.wake();
     }
+    let planning = tally::started();
     let Some(plan) = plan(first, second, counts, query)? else {
         return Ok(Vec::new());
     };
+    tally::add(Kind::Planning, planning, 0, 0);
     // How many rows each source other than the shortlist reads, at most.
     let wanted = cap.max(POOL);
     let pool = cap.max(RANKED_POOL) as usize;
@@ -199,21 +202,50 @@ impl Reading for CandidateReads {
             ..
         } = self;
         let families = &mut Families::new(plan);
-        match read {
+        let started = tally::started();
+        let (kind, most, matched) = match read {
             Read::Shortlist { part, parts } => {
                 let rows = shortlisted.len();
                 let (from, to) = (part * rows / parts, (part + 1) * rows / parts);
-                facts_by_rowid(conn, &shortlisted[from..to], scope, families)
+                let rowids = &shortlisted[from..to];
+                let matched = facts_by_rowid(conn, rowids, scope, families)?;
+                (Kind::ShortlistPart, rowids.len(), matched)
             }
-            Read::Phrase(phrase) => saying_the_query(conn, plan, phrase, *wanted, scope, families),
+            Read::Phrase(phrase) => {
+                let matched = saying_the_query(conn, plan, phrase, *wanted, scope, families)?;
+                (Kind::PhraseBesideShortlist, *wanted as usize, matched)
+            }
             Read::Source(source) if source.role == Role::WholeQuery => {
-                saying_the_query(conn, plan, &source.expression, *wanted, scope, families)
+                let expression = &source.expression;
+                let matched = saying_the_query(conn, plan, expression, *wanted, scope, families)?;
+                (Kind::WholeQuery, *wanted as usize, matched)
             }
             Read::Source(source) => {
-                source_matches(conn, &source.expression, *wanted, scope, families)
+                let matched = source_matches(conn, &source.expression, *wanted, scope, families)?;
+                (source_kind(source), *wanted as usize, matched)
             }
-            Read::Procedures(any) => procedure_matches(conn, any, *wanted, scope, families),
+            Read::Procedures(any) => {
+                let matched = procedure_matches(conn, any, *wanted, scope, families)?;
+                (Kind::Procedures, *wanted as usize, matched)
+            }
+        };
+        tally::add(kind, started, matched.len(), most);
+        Ok(matched)
+    }
+}
+
+/// Which kind of read `source` is, to the tally (`tally::Kind`).
+fn source_kind(source: &Source) -> Kind {
+    match source.role {
+        Role::Always if matches!(source.holds, HoldsRare::OneOf(_)) => {
+            Kind::RareTermBesideNeighbours
         }
+        Role::Always => Kind::AnyCommonTerm,
+        Role::EveryTerm => Kind::EveryTerm,
+        Role::EveryWord => Kind::EveryWord,
+        Role::LacksAWord => Kind::LacksAWord,
+        Role::WholeQuery => Kind::WholeQuery,
+        Role::NoFactHoldsEveryTerm => Kind::RunsOfThree,
     }
 }
 
@@ -369,6 +401,7 @@ fn saying_the_query(
     scope: &ReadScope,
     families: &mut Families<'_>,
 ) -> Result<Vec<Matched>, MemoryError> {
+    let started = tally::started();
     if let Some(superset) = &plan.phrase_superset {
         let read = source_matches(conn, superset, SUPERSET, scope, families)?;
         let every_one_read = read.len() < SUPERSET as usize;
@@ -376,10 +409,18 @@ fn saying_the_query(
         let mut saying: Vec<Matched> = read.into_iter().filter(|m| m.words.say(&query)).collect();
         if every_one_read || saying.len() >= wanted as usize {
             saying.truncate(wanted as usize);
+            tally::add(
+                Kind::PhraseBySuperset,
+                started,
+                saying.len(),
+                wanted as usize,
+            );
             return Ok(saying);
         }
     }
-    source_matches(conn, phrase, wanted, scope, families)
+    let saying = source_matches(conn, phrase, wanted, scope, families)?;
+    tally::add(Kind::PhraseAsked, started, saying.len(), wanted as usize);
+    Ok(saying)
 }
 
 /// Up to `wanted` facts in scope matching the `MATCH` `expression` (a source's), newest first,
@@ -803,6 +844,28 @@ mod tests {
             &newer,
             "if the visitor would not",
         );
+    }
+
+    #[test]
+    fn a_search_tallies_its_planning_and_its_reads_only_while_asked() {
+        let (memory, _) = store_of(CORPUS, "filler", 0);
+        // Other tests search meanwhile (and are tallied too while it is on), so this one asks
+        // only for what its own search must have added; none of them turns the tally on.
+        tally::start();
+        assert!(!ids_for(&memory, "write lock").is_empty());
+        let tally = tally::take();
+        let runs = |kind: Kind| {
+            tally
+                .iter()
+                .find(|(k, _)| *k == kind)
+                .map_or(0, |(_, cost)| cost.runs)
+        };
+        assert!(runs(Kind::Planning) >= 1, "{tally:?}");
+        assert!(runs(Kind::ShortlistPart) >= 1, "{tally:?}");
+        let rows: u64 = tally.iter().map(|(_, cost)| cost.rows).sum();
+        assert!(rows >= 1, "the reads found the facts: {tally:?}");
+        assert!(!ids_for(&memory, "write lock").is_empty());
+        assert!(tally::take().is_empty(), "nothing is tallied once taken");
     }
 
     #[test]
