@@ -78,7 +78,7 @@ pub struct Cost {
     pub rows: u64,
     /// How many times it found as many rows as it may read.
     pub as_many: u64,
-    /// How many times it found none.
+    /// How many times it found none of the rows it may read (never for a part reading none).
     pub none: u64,
 }
 
@@ -144,8 +144,9 @@ impl Tally {
         cost.runs += 1;
         cost.time += time;
         cost.rows += rows as u64;
+        // A part that reads no rows (planning: `most` 0) is never said to find as many or none.
         cost.as_many += u64::from(most > 0 && rows >= most);
-        cost.none += u64::from(rows == 0);
+        cost.none += u64::from(most > 0 && rows == 0);
     }
 }
 
@@ -164,6 +165,11 @@ mod tests {
         own.add(Kind::EveryTerm, own.started(), 7, 60);
         own.add(Kind::Planning, own.started(), 0, 0);
         let tally = own.take();
+        let planning = tally.iter().find(|(k, _)| *k == Kind::Planning);
+        assert!(
+            planning.is_some_and(|(_, cost)| cost.runs == 1 && cost.none == 0),
+            "a part reading no rows is not said to find none: {tally:?}"
+        );
         own.add(Kind::EveryTerm, own.started(), 9, 60);
         let every_term = tally.iter().find(|(k, _)| *k == Kind::EveryTerm);
         let Some((_, cost)) = every_term else {
