@@ -2,9 +2,9 @@
 //! bench-tune --reads`): how many times each ran, for how long, how many rows it found, and how
 //! often it found as many rows as it may read (so it may have left some out) or none.
 //!
-//! Owns: the process's one tally, off until [`start`] and again after [`take`], and the names of the kinds it counts
-//! ([`Kind`]). Must never: cost a search more than one atomic load a part while it is off, or
-//! change what a part finds.
+//! Owns: the process's one tally, off until [`start`] and again after [`take`], and the names of
+//! the kinds it counts ([`Kind`]). Must never: cost a search more than one atomic load a part
+//! while it is off, or change what a part finds.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -137,7 +137,11 @@ impl Tally {
     }
 
     fn add(&self, kind: Kind, started: Option<Instant>, rows: usize, most: usize) {
+        // A part begun before the tally was turned on, or ending after it was taken, is left out.
         let Some(started) = started else { return };
+        if !self.on.load(Ordering::Relaxed) {
+            return;
+        }
         let time = started.elapsed();
         let mut costs = self.costs.lock().unwrap_or_else(PoisonError::into_inner);
         let cost = costs.entry(kind).or_default();
@@ -164,7 +168,9 @@ mod tests {
         own.add(Kind::EveryTerm, own.started(), 0, 60);
         own.add(Kind::EveryTerm, own.started(), 7, 60);
         own.add(Kind::Planning, own.started(), 0, 0);
+        let begun_before_the_take = own.started();
         let tally = own.take();
+        own.add(Kind::EveryTerm, begun_before_the_take, 9, 60);
         let planning = tally.iter().find(|(k, _)| *k == Kind::Planning);
         assert!(
             planning.is_some_and(|(_, cost)| cost.runs == 1 && cost.none == 0),
