@@ -156,8 +156,8 @@ pub(super) enum Read {
 pub(super) struct Counted {
     /// How many were read (all of them when fewer than the limit).
     pub(super) count: i64,
-    /// Their rowids, newest first, when asked for ([`Read::Rows`]) and the limit did not stop
-    /// the read (else empty).
+    /// Their rowids, newest first, when asked for ([`Read::Rows`], [`Read::SaidRows`]) and the
+    /// limit did not stop the read (else empty).
     pub(super) rows: Vec<i64>,
     /// The rowid of the oldest read.
     pub(super) oldest: i64,

@@ -10,8 +10,8 @@
 //! index's leaf pages), `reads` (which reads of candidates run, and on which of the two
 //! connections: a search's reads, the planner's too, share two cores),
 //! `text` (reading the candidates), `rank` (the one formula that scores them), `stem` (words as
-//! the index stems them) and `tally` (what each kind of read cost, while a bench asks); `vector` (the nearest facts by embedding) and `blend` (vector scores,
-//! and the hybrid blend of both).
+//! the index stems them) and `tally` (what each kind of read cost, while a bench asks); `vector`
+//! (the nearest facts by embedding) and `blend` (vector scores, and the hybrid blend of both).
 //!
 //! Decisions that differ from the reference, on purpose:
 //! - the scope is applied inside every query, so in-scope hits are never crowded out by
