@@ -480,6 +480,7 @@ mod tests {
             expression: expression.to_owned(),
             role,
             holds,
+            walks: f64::INFINITY,
         }
     }
 
