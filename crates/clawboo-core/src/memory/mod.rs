@@ -16,19 +16,16 @@
 //!   ([`ReadScope`]); a blank scope string is unset when a row is written and in stored rows, and
 //!   on a read it narrows (a blank team reads global entries only), as the reference documents.
 //!
-//! The full-text indexes are kept by triggers and backfilled on open, so any writer (ours, the
+//! Two full-text indexes are kept by triggers and backfilled on open, so any writer (ours, the
 //! reference, `sqlite3`) stays searchable: the reference's `memory_facts_fts` (default tokenizer),
-//! which we keep (the reference reads it, and a file must serve both implementations) and query
-//! only for the facts saying a common word in the form a query says it (`search::plan`), and our
-//! own `clawboo_facts_newest_fts`, `clawboo_facts_shortest_fts` and `clawboo_procedures_fts` with
-//! the `porter unicode61` tokenizer (Unicode folding, diacritics removed, English stems, so
-//! `payment` finds `payments`), with `clawboo_facts_newest_vocab` (`fts5vocab`) counting the facts
-//! of a stem that spelling correction offers (the stems compared are read from the index's leaf
-//! pages, `search::lexicon`). Our facts indexes differ only in their keys, so that each one's
-//! forward order, the one FTS5 reads fast, is an order a search wants: newest first (each fact
-//! keyed by its rowid negated, schema step 3), and shortest first, as BM25 ranks facts holding the
-//! same words (keyed by its length, then newest first; contentless, schema step 5). How search
-//! ranks is in `search`'s module docs.
+//! which we keep (the reference reads it, and a file must serve both implementations) but never
+//! query, and our own `clawboo_facts_newest_fts` / `clawboo_procedures_fts` with the `porter
+//! unicode61` tokenizer (Unicode folding, diacritics removed, English stems, so `payment` finds
+//! `payments`), with `clawboo_facts_newest_vocab` (`fts5vocab`) counting the facts of a stem that
+//! spelling correction offers (the stems compared are read from the index's leaf pages,
+//! `search::lexicon`). Our facts index keys each fact by its rowid negated (schema step 3), so its
+//! forward order, the one FTS5 reads fast, is newest first. How search ranks is in `search`'s
+//! module docs.
 //!
 //! Deletion is the operator's alone: the console's Memory Browser (seed 004: "delete stale or
 //! incorrect facts") removes one fact or procedure version at a time through [`Memory::delete`]

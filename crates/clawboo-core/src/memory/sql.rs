@@ -142,43 +142,6 @@ INSERT INTO clawboo_facts_newest_fts (rowid, title, content)
 INSERT INTO clawboo_facts_newest_fts (clawboo_facts_newest_fts, rank) VALUES ('automerge', 2);
 INSERT INTO clawboo_procedures_fts (clawboo_procedures_fts, rank) VALUES ('automerge', 2);
 "),
-        // 5: our facts index keyed shortest first, beside the newest-first one. BM25 ranks, of
-        // the facts holding the same words, the shorter first, so a read of the facts holding some
-        // words shortest first yields, of the many such facts, those BM25 would rank best (the
-        // newest-first index yields the newest, whatever their length). Each fact is keyed by its
-        // length in characters (title and content, capped at 2^23 - 1) times 2^40, plus 2^40 - 1
-        // less its rowid (rowids stay below 2^40): forwards, the shortest first, the newest first
-        // among equals (`SHORTEST_KEY` of the search's reads turns a key back into the rowid). It
-        // stores no text (contentless; `contentless_delete` lets the triggers delete a fact's
-        // entries by its key), and is filled from the facts once, when the step finds it empty.
-        Step::Sql("
-CREATE VIRTUAL TABLE IF NOT EXISTS clawboo_facts_shortest_fts USING fts5(
-    title, content, content = '', contentless_delete = 1,
-    tokenize = 'porter unicode61 remove_diacritics 2');
-INSERT INTO clawboo_facts_shortest_fts (clawboo_facts_shortest_fts, rank) VALUES ('automerge', 2);
-CREATE TRIGGER IF NOT EXISTS clawboo_facts_shortest_ai AFTER INSERT ON memory_facts BEGIN
-    INSERT INTO clawboo_facts_shortest_fts (rowid, title, content) VALUES (
-        (min(length(new.title) + length(new.content), 8388607) << 40) + (1099511627775 - new.rowid),
-        new.title, new.content);
-END;
-CREATE TRIGGER IF NOT EXISTS clawboo_facts_shortest_ad AFTER DELETE ON memory_facts BEGIN
-    DELETE FROM clawboo_facts_shortest_fts WHERE rowid =
-        (min(length(old.title) + length(old.content), 8388607) << 40) + (1099511627775 - old.rowid);
-END;
-CREATE TRIGGER IF NOT EXISTS clawboo_facts_shortest_au AFTER UPDATE OF title, content ON memory_facts
-BEGIN
-    DELETE FROM clawboo_facts_shortest_fts WHERE rowid =
-        (min(length(old.title) + length(old.content), 8388607) << 40) + (1099511627775 - old.rowid);
-    INSERT INTO clawboo_facts_shortest_fts (rowid, title, content) VALUES (
-        (min(length(new.title) + length(new.content), 8388607) << 40) + (1099511627775 - new.rowid),
-        new.title, new.content);
-END;
-INSERT INTO clawboo_facts_shortest_fts (rowid, title, content)
-    SELECT (min(length(title) + length(content), 8388607) << 40) + (1099511627775 - rowid),
-           title, content
-    FROM memory_facts
-    WHERE NOT EXISTS (SELECT 1 FROM clawboo_facts_shortest_fts_docsize);
-"),
     ],
 };
 

@@ -500,55 +500,6 @@ fn a_file_from_the_first_memory_step_gains_the_newest_first_index_and_spelling_c
 }
 
 #[test]
-fn a_file_from_the_fourth_memory_step_gains_the_shortest_first_index_filled_once() {
-    let dir = std::env::temp_dir().join(format!("clawboo-memory-short-{}", crate::db::new_id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("step4.db");
-    let shortest_saying = |m: &Memory, word: &str| -> i64 {
-        m.db.conn()
-            .query_row(
-                "SELECT count(*) FROM clawboo_facts_shortest_fts
-                 WHERE clawboo_facts_shortest_fts MATCH ?1",
-                [word],
-                |r| r.get(0),
-            )
-            .unwrap()
-    };
-    {
-        let m = Memory::new(Db::open(&path).unwrap(), Embedder::none());
-        fact(&m, "Zephyr", "the zephyr scheduler", &WriteScope::default());
-        fact(&m, "Quokka", "a zephyr of a quokka", &WriteScope::default());
-        // As a process that knew only the first four steps left it.
-        m.db.conn()
-            .execute_batch(
-                "DROP TRIGGER clawboo_facts_shortest_ai;
-                 DROP TRIGGER clawboo_facts_shortest_ad;
-                 DROP TRIGGER clawboo_facts_shortest_au;
-                 DROP TABLE clawboo_facts_shortest_fts;
-                 UPDATE clawboo_schema_versions SET version = 4 WHERE component = 'memory';",
-            )
-            .unwrap();
-    }
-    let m = Memory::new(Db::open(&path).unwrap(), Embedder::none());
-    assert_eq!(shortest_saying(&m, "zephyr"), 2);
-    // Kept by its triggers from then on; a file that has it is not filled again.
-    fact(&m, "Later", "the zephyr sleeps", &WriteScope::default());
-    drop(m);
-    let m = Memory::new(Db::open(&path).unwrap(), Embedder::none());
-    m.db.conn()
-        .execute(
-            "UPDATE clawboo_schema_versions SET version = 4 WHERE component = 'memory'",
-            [],
-        )
-        .unwrap();
-    drop(m);
-    let m = Memory::new(Db::open(&path).unwrap(), Embedder::none());
-    assert_eq!(shortest_saying(&m, "zephyr"), 3);
-    drop(m);
-    std::fs::remove_dir_all(&dir).unwrap();
-}
-
-#[test]
 fn without_a_provider_vector_and_hybrid_fall_back_to_full_text_and_say_so() {
     let m = store();
     fact(&m, "Pay", "payment processing", &WriteScope::default());

@@ -1,6 +1,6 @@
 //! Keeping the full-text indexes merged, so a search reads each term in one place.
 //!
-//! Owns: [`merge_text_indexes`], and when a writer keeps the facts indexes even
+//! Owns: [`merge_text_indexes`], and when a writer keeps the facts index even
 //! ([`keep_even_after_save`], [`keep_even_after_bulk_write`]). FTS5 writes a new segment for every
 //! write transaction and merges segments level by level (two of a level into one, schema step 4 of
 //! `sql`), so an index written one fact at a time holds several segments at rest, and every term a
@@ -12,9 +12,8 @@
 //! so a writer from another process never waits long for the lock. The host runs it hourly and
 //! `compact` runs it.
 //!
-//! Between those, the writers keep each facts index (the two every search reads: newest first and
-//! shortest first) **even**: no more than [`UNEVEN_SHARE`] of its leaf pages outside its largest
-//! segment. A small segment costs a
+//! Between those, the writers keep the facts index (the one every search reads) **even**: no more
+//! than [`UNEVEN_SHARE`] of its leaf pages outside its largest segment. A small segment costs a
 //! search little; a second large one (FTS5 never merges segments of different levels by itself)
 //! costs it a lookup as dear as the first. Every [`CHECK_EVERY`]th fact saved checks (the check
 //! counts the index's leaf pages per segment: about 0.1 ms at 100,000 facts, 1 ms at a million),
@@ -23,7 +22,7 @@
 //! at a million; a step is 30–90 ms, and a merge of 100,000 facts takes nine, one every 64 saves)
 //! and a merge is done long before the index can be uneven again. Each full merge writes the
 //! whole index once it grew by an eighth, so all of them together write about nine times the
-//! index's final size. A bulk writer (`seed_facts`) merges a whole index when it left it uneven
+//! index's final size. A bulk writer (`seed_facts`) merges the whole index when it left it uneven
 //! ([`keep_even_after_bulk_write`]).
 //!
 //! Must never: change what a search finds (merging only moves the index's entries), hold the
@@ -38,37 +37,19 @@ use crate::log;
 
 /// The most index pages one merge step writes (FTS5 pages are a few kilobytes).
 const MERGE_PAGES: i64 = 1_000;
-/// The indexes merged: ours for facts (newest first and shortest first) and procedures, and the
-/// reference's index of facts, which the same file keeps for the reference's readers.
-const INDEXES: [&str; 4] = [
-    FACTS_INDEXES[0].merge,
-    FACTS_INDEXES[1].merge,
+/// The indexes merged: ours for facts and procedures, and the reference's index of facts, which
+/// the same file keeps for the reference's readers.
+const INDEXES: [&str; 3] = [
+    "INSERT INTO clawboo_facts_newest_fts(clawboo_facts_newest_fts, rank) VALUES ('merge', ?1)",
     "INSERT INTO clawboo_procedures_fts(clawboo_procedures_fts, rank) VALUES ('merge', ?1)",
     "INSERT INTO memory_facts_fts(memory_facts_fts, rank) VALUES ('merge', ?1)",
 ];
 
-/// A facts index every search reads, kept even by its writers.
-struct FactsIndex {
-    /// Its merge command (`?1`: how many pages a step writes, negated).
-    merge: &'static str,
-    /// How many leaf pages each segment holds (its `%_idx` table has a row per leaf page a term
-    /// starts on).
-    pages_per_segment: &'static str,
-}
-
-/// The facts indexes every search reads: newest first and shortest first.
-const FACTS_INDEXES: [FactsIndex; 2] = [
-    FactsIndex {
-        merge: "INSERT INTO clawboo_facts_newest_fts(clawboo_facts_newest_fts, rank) \
-                VALUES ('merge', ?1)",
-        pages_per_segment: "SELECT count(*) FROM clawboo_facts_newest_fts_idx GROUP BY segid",
-    },
-    FactsIndex {
-        merge: "INSERT INTO clawboo_facts_shortest_fts(clawboo_facts_shortest_fts, rank) \
-                VALUES ('merge', ?1)",
-        pages_per_segment: "SELECT count(*) FROM clawboo_facts_shortest_fts_idx GROUP BY segid",
-    },
-];
+/// The facts index every search reads, kept even by its writers.
+const FACTS_INDEX: &str = INDEXES[0];
+/// How many leaf pages of the facts index each segment holds (its `%_idx` table has a row per
+/// leaf page a term starts on).
+const PAGES_PER_SEGMENT: &str = "SELECT count(*) FROM clawboo_facts_newest_fts_idx GROUP BY segid";
 /// The facts index is uneven when its segments but the largest hold this share of its pages.
 const UNEVEN_SHARE: f64 = 1.0 / 8.0;
 /// A fact whose rowid is a multiple of this checks whether the facts index is even.
@@ -86,7 +67,7 @@ pub fn merge_text_indexes(conn: &Connection) -> Result<u32, MemoryError> {
     Ok(steps)
 }
 
-/// After a bulk write was committed: each facts index merged into one segment when the write left
+/// After a bulk write was committed: the facts index merged into one segment when the write left
 /// it uneven. Never fails, as [`keep_even_after_save`].
 pub(super) fn keep_even_after_bulk_write(conn: &Connection) {
     if let Err(e) = merge_if_uneven(conn) {
@@ -94,35 +75,31 @@ pub(super) fn keep_even_after_bulk_write(conn: &Connection) {
     }
 }
 
-/// Merges each facts index into one segment when it is uneven; returns how many steps wrote
+/// Merges the facts index into one segment when it is uneven; returns how many steps wrote
 /// something.
 fn merge_if_uneven(conn: &Connection) -> Result<u32, MemoryError> {
-    let mut steps = 0;
-    for index in &FACTS_INDEXES {
-        if is_uneven(conn, index)? {
-            steps += merge_whole(conn, index.merge)?;
-        }
+    if is_uneven(conn)? {
+        merge_whole(conn, FACTS_INDEX)
+    } else {
+        Ok(0)
     }
-    Ok(steps)
 }
 
 /// After the fact at `rowid` was saved and committed: every [`CHECK_EVERY`]th fact, one merge
-/// step of each facts index that is uneven. Never fails: the save stands, and a step that could
+/// step of the facts index when it is uneven. Never fails: the save stands, and a step that could
 /// not run is logged and left to the next check.
 pub(super) fn keep_even_after_save(conn: &Connection, rowid: i64) {
     if rowid % CHECK_EVERY != 0 {
         return;
     }
-    for index in &FACTS_INDEXES {
-        let stepped = is_uneven(conn, index).and_then(|uneven| {
-            if uneven {
-                merge_step(conn, index.merge, SAVE_STEP_PAGES)?;
-            }
-            Ok(())
-        });
-        if let Err(e) = stepped {
-            left_as_written(&e);
+    let stepped = is_uneven(conn).and_then(|uneven| {
+        if uneven {
+            merge_step(conn, FACTS_INDEX, SAVE_STEP_PAGES)?;
         }
+        Ok(())
+    });
+    if let Err(e) = stepped {
+        left_as_written(&e);
     }
 }
 
@@ -132,9 +109,9 @@ fn left_as_written(e: &MemoryError) {
     log::warn(&format!("the full-text index was left as written: {e}"));
 }
 
-/// Whether `index`'s segments but the largest hold [`UNEVEN_SHARE`] of its pages.
-fn is_uneven(conn: &Connection, index: &FactsIndex) -> Result<bool, MemoryError> {
-    let mut statement = conn.prepare_cached(index.pages_per_segment)?;
+/// Whether the facts index's segments but the largest hold [`UNEVEN_SHARE`] of its pages.
+fn is_uneven(conn: &Connection) -> Result<bool, MemoryError> {
+    let mut statement = conn.prepare_cached(PAGES_PER_SEGMENT)?;
     let pages: Vec<i64> = statement
         .query_map([], |r| r.get(0))?
         .collect::<Result<_, _>>()?;
@@ -174,22 +151,12 @@ mod tests {
     use crate::db::Db;
     use crate::memory::{Embedder, Entry, Memory, NewFact, ReadScope, SearchMode, WriteScope};
 
-    /// How many segments the facts index with the most holds.
     fn segments(conn: &Connection) -> i64 {
-        [
-            "clawboo_facts_newest_fts_idx",
-            "clawboo_facts_shortest_fts_idx",
-        ]
-        .iter()
-        .map(|idx| {
-            conn.query_row(
-                &format!("SELECT count(DISTINCT segid) FROM {idx}"),
-                [],
-                |r| r.get(0),
-            )
-            .unwrap()
-        })
-        .max()
+        conn.query_row(
+            "SELECT count(DISTINCT segid) FROM clawboo_facts_newest_fts_idx",
+            [],
+            |r| r.get(0),
+        )
         .unwrap()
     }
 
@@ -197,11 +164,7 @@ mod tests {
     fn the_indexes_a_search_reads_merge_two_segments_of_a_level_into_one() {
         let db = Db::open_in_memory().unwrap();
         let conn = db.conn();
-        for index in [
-            "clawboo_facts_newest_fts",
-            "clawboo_facts_shortest_fts",
-            "clawboo_procedures_fts",
-        ] {
+        for index in ["clawboo_facts_newest_fts", "clawboo_procedures_fts"] {
             let automerge: i64 = conn
                 .query_row(
                     &format!("SELECT v FROM {index}_config WHERE k = 'automerge'"),
@@ -281,13 +244,10 @@ mod tests {
             save(&memory, i);
             let conn = memory.db.conn();
             if i % CHECK_EVERY as usize == 0 {
-                for index in &FACTS_INDEXES {
-                    assert!(
-                        !is_uneven(&conn, index).unwrap(),
-                        "a check after fact {i} evened {}",
-                        index.pages_per_segment
-                    );
-                }
+                assert!(
+                    !is_uneven(&conn).unwrap(),
+                    "a check after fact {i} evened it"
+                );
                 merged += usize::from(segments(&conn) == 1);
             }
         }

@@ -60,10 +60,6 @@
 //! words' counts not kept yet are read on both of a search's connections at once, when it has two
 //! (`reads::each_on_either`).
 //!
-//! Each source also says how many of the index's rows a read of it may walk past that it does not
-//! yield, at most (`Source::walks`): `text` reads a full source again shortest first only when
-//! that is small.
-//!
 //! Common terms are never ranked by the index (that would cost a scan of their rows) and never
 //! read beyond a limit. Which candidate wins is `rank`'s business. Must never: put a query word
 //! anywhere but in a bound `MATCH` expression.
@@ -123,11 +119,6 @@ pub(super) struct Source {
     /// Which rare terms every fact it matches holds: when the shortlist kept every fact holding
     /// them, it can find nothing new and is not read.
     pub(super) holds: HoldsRare,
-    /// At most about how many of the index's rows a read of it walks past that it does not yield,
-    /// whatever order it reads them in: the fewest facts holding a term it requires (summed over
-    /// the phrases of an `OR`); none for an `OR` of terms, every row of which it yields; unbounded
-    /// when not known. `text` reads a source again shortest first only when this is small.
-    pub(super) walks: f64,
 }
 
 /// What a source is to the sources read before it, which decides whether it is read (see
@@ -249,13 +240,7 @@ impl Source {
             expression,
             role,
             holds,
-            walks: f64::INFINITY,
         }
-    }
-
-    /// This source, a read of which walks at most about `walks` rows it does not yield.
-    fn walking(self, walks: f64) -> Self {
-        Self { walks, ..self }
     }
 
     /// Whether this source is read after what `found` says: its role's rule, and only when it
@@ -680,18 +665,9 @@ fn rare_keys(plan: &Plan, terms: &[&Term]) -> Vec<String> {
 }
 
 /// A source of the facts saying any of `phrases` (none when there is none), which may hold no
-/// rare term; each phrase with how many facts hold its rarest term, at most.
-fn any_phrase_of(phrases: Vec<(String, f64)>, role: Role) -> Option<Source> {
-    (!phrases.is_empty()).then(|| {
-        let walks = phrases.iter().map(|(_, walks)| walks).sum();
-        let phrases: Vec<String> = phrases.into_iter().map(|(phrase, _)| phrase).collect();
-        Source::new(phrases.join(" OR "), role, HoldsRare::Nothing).walking(walks)
-    })
-}
-
-/// How many facts hold the rarest of `terms`, at most (unbounded when there is none).
-fn fewest(terms: &[&Term]) -> f64 {
-    terms.iter().map(|t| t.facts).fold(f64::INFINITY, f64::min)
+/// rare term.
+fn any_phrase_of(phrases: Vec<String>, role: Role) -> Option<Source> {
+    (!phrases.is_empty()).then(|| Source::new(phrases.join(" OR "), role, HoldsRare::Nothing))
 }
 
 /// The sources for a plan's terms; see the module documentation.
@@ -705,21 +681,13 @@ fn sources(plan: &Plan) -> Vec<Source> {
     let common: Vec<&Term> = plan.terms.iter().filter(|t| t.df > plan.common).collect();
     let present: Vec<&Term> = plan.terms.iter().filter(|t| t.df > 0).collect();
     let mut sources = Vec::new();
-    // The phrases of `len` consecutive query words whose families `keep` accepts, each with how
-    // many facts hold its rarest term.
-    let runs = |len: usize, keep: &dyn Fn(&[String]) -> bool| -> Vec<(String, f64)> {
+    // The phrases of `len` consecutive query words whose families `keep` accepts.
+    let runs = |len: usize, keep: &dyn Fn(&[String]) -> bool| -> Vec<String> {
         plan.said
             .windows(len)
             .zip(plan.words.windows(len))
             .filter(|(_, keys)| keep(keys))
-            .map(|(said, keys)| {
-                let terms: Vec<&Term> = present
-                    .iter()
-                    .filter(|t| keys.contains(&t.key))
-                    .copied()
-                    .collect();
-                (phrase(said), fewest(&terms))
-            })
+            .map(|(said, _)| phrase(said))
             .collect()
     };
     let is_rare = |k: &String| rare.contains(&k.as_str());
@@ -727,26 +695,22 @@ fn sources(plan: &Plan) -> Vec<Source> {
     let pairs = runs(2, &|keys| keys.iter().any(is_rare));
     if !pairs.is_empty() {
         // Every rare term has a neighbour in a query of two words or more, so is in a pair.
-        let walks = pairs.iter().map(|(_, walks)| walks).sum();
-        let phrases: Vec<&str> = pairs.iter().map(|(phrase, _)| phrase.as_str()).collect();
-        sources.push(
-            Source::new(
-                phrases.join(" OR "),
-                Role::Always,
-                HoldsRare::OneOf(rare.iter().map(|k| (*k).to_owned()).collect()),
-            )
-            .walking(walks),
-        );
+        sources.push(Source::new(
+            pairs.join(" OR "),
+            Role::Always,
+            HoldsRare::OneOf(rare.iter().map(|k| (*k).to_owned()).collect()),
+        ));
     }
     if common.is_empty() {
         return sources;
     }
     if present.len() >= 2 {
         // Never left out for the shortlist: what it finds decides which sources follow.
-        sources.push(
-            Source::new(all_of(&present), Role::EveryTerm, HoldsRare::Nothing)
-                .walking(fewest(&present)),
-        );
+        sources.push(Source::new(
+            all_of(&present),
+            Role::EveryTerm,
+            HoldsRare::Nothing,
+        ));
     }
     let others = other_words(plan);
     if !others.is_empty() {
@@ -757,14 +721,11 @@ fn sources(plan: &Plan) -> Vec<Source> {
                 .map(|t| t.forms.as_slice())
                 .chain(other_forms.iter().map(Vec::as_slice)),
         );
-        sources.push(
-            Source::new(
-                every_word,
-                Role::EveryWord,
-                HoldsRare::Each(rare_keys(plan, &present)),
-            )
-            .walking(fewest(&present)),
-        );
+        sources.push(Source::new(
+            every_word,
+            Role::EveryWord,
+            HoldsRare::Each(rare_keys(plan, &present)),
+        ));
     }
     if (3..=MAX_LEFT_OUT).contains(&present.len()) {
         for left_out in 0..present.len() {
@@ -774,17 +735,14 @@ fn sources(plan: &Plan) -> Vec<Source> {
                 .filter(|(i, _)| *i != left_out)
                 .map(|(_, t)| *t)
                 .collect();
-            sources.push(
-                Source::new(
-                    all_of(&others),
-                    Role::LacksAWord,
-                    HoldsRare::Each(rare_keys(plan, &others)),
-                )
-                .walking(fewest(&others)),
-            );
+            sources.push(Source::new(
+                all_of(&others),
+                Role::LacksAWord,
+                HoldsRare::Each(rare_keys(plan, &others)),
+            ));
         }
     }
-    let common_pairs: Vec<(String, f64)> = runs(2, &|keys| keys.iter().any(is_common))
+    let common_pairs: Vec<String> = runs(2, &|keys| keys.iter().any(is_common))
         .into_iter()
         .filter(|pair| !pairs.contains(pair))
         .collect();
@@ -807,15 +765,11 @@ fn sources(plan: &Plan) -> Vec<Source> {
                 .clone()
                 .map(|phrase| Source::new(phrase, Role::WholeQuery, HoldsRare::Nothing)),
         );
-        // Every row it walks holds one of its terms.
-        sources.push(
-            Source::new(
-                any_of(&common[..common.len().min(MAX_COMMON_TERMS)]),
-                Role::Always,
-                HoldsRare::Nothing,
-            )
-            .walking(0.0),
-        );
+        sources.push(Source::new(
+            any_of(&common[..common.len().min(MAX_COMMON_TERMS)]),
+            Role::Always,
+            HoldsRare::Nothing,
+        ));
     }
     sources
 }
@@ -915,37 +869,6 @@ mod tests {
                 r#""the file""#
             ]
         );
-    }
-
-    #[test]
-    fn a_source_walks_at_most_the_rows_of_its_rarest_term() {
-        let plan = Plan::for_test(
-            "why does the deploy lock fail",
-            vec![
-                term("deploy", 5_000),
-                term("lock", 4_000),
-                term("fail", 3_000),
-            ],
-        );
-        let walks = |role: Role| -> Vec<f64> {
-            plan.sources
-                .iter()
-                .filter(|s| s.role == role)
-                .map(|s| s.walks)
-                .collect()
-        };
-        assert_eq!(walks(Role::EveryTerm), [3_000.0]);
-        // Each left out in turn, then the pairs: "the deploy", "deploy lock", "lock fail".
-        assert_eq!(
-            walks(Role::LacksAWord),
-            [3_000.0, 3_000.0, 4_000.0, 5_000.0 + 4_000.0 + 3_000.0]
-        );
-        // "does the deploy", "the deploy lock".
-        assert_eq!(walks(Role::NoFactHoldsEveryTerm), [5_000.0 + 4_000.0]);
-        // Never read shortest first.
-        assert_eq!(walks(Role::WholeQuery), [f64::INFINITY]);
-        // An `OR` of terms yields every row it walks.
-        assert_eq!(walks(Role::Always), [0.0]);
     }
 
     #[test]

@@ -480,7 +480,6 @@ mod tests {
             expression: expression.to_owned(),
             role,
             holds,
-            walks: f64::INFINITY,
         }
     }
 

@@ -42,9 +42,6 @@ pub enum Kind {
     RunsOfThree,
     /// The facts holding any common term, when no term is rare.
     AnyCommonTerm,
-    /// Of the sources above whose newest-first read found as many rows as it may read: the same
-    /// source read again shortest first.
-    ShortestFirst,
     /// The procedures holding any term.
     Procedures,
 }
@@ -65,7 +62,6 @@ impl Kind {
             Kind::PhraseAsked => "a phrase read, asked of the index",
             Kind::RunsOfThree => "runs of three words",
             Kind::AnyCommonTerm => "any common term",
-            Kind::ShortestFirst => "a full source again, shortest first",
             Kind::Procedures => "procedures",
         }
     }

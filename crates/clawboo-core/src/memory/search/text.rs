@@ -1,8 +1,7 @@
 //! Running a full-text search: every source of the plan read against the porter index of facts
 //! and procedures, and every candidate scored by one formula (`rank`).
 //!
-//! Owns: the `MATCH` queries over `clawboo_facts_newest_fts`, `clawboo_facts_shortest_fts` and
-//! `clawboo_procedures_fts` (the scope
+//! Owns: the `MATCH` queries over `clawboo_facts_newest_fts` and `clawboo_procedures_fts` (the scope
 //! filter applied inside them), reading at most [`POOL`] rows per source ([`RANKED_POOL`] for the
 //! source the index ranks), and the scores: a full-text hit's is its `rank` score relative to the
 //! best's, so the best scores 1, scores never rise down the list and stay above zero (hybrid
@@ -16,11 +15,6 @@
 //! [`SUPERSET`] facts holding its content words near each other, of which those saying the query
 //! are kept; only when those are too few to tell the newest facts saying it is the index asked for
 //! the phrase itself (whose read walks every stop word's rows). Either way the same facts result.
-//! A source (but the whole query's phrase) whose newest-first read found as many rows as it may
-//! read is read again from `clawboo_facts_shortest_fts`, [`SHORTEST_POOL`] rows shortest first:
-//! of the many facts holding its words, those BM25 ranks best (it weighs a word held by a short
-//! text more), which age alone leaves out; only when that read's walk is bounded
-//! ([`MAX_SHORTEST_WALK`], `plan::Source::walks`), so its cost does not grow with the store.
 //!
 //! Must never: build SQL from the query (every `MATCH` expression is a bound parameter).
 
@@ -46,22 +40,6 @@ use super::{Candidate, MatchedVia, SearchHit, as_params, named, rowid_list};
 /// some of the query's words (a paraphrase, a misspelling) is found when few newer ones hold the
 /// same: more rows find more of them, and each row costs little more than its words.
 const POOL: u32 = 60;
-/// How many rows a source's read shortest first adds, at least, when its read newest first found
-/// as many as it may read (`clawboo_facts_shortest_fts`): of the many facts holding its words,
-/// those BM25 ranks best, whatever their age. A paraphrase or a question keeps only some of its
-/// fact's words, often common ones, and of the facts holding those the newest are seldom the one
-/// asked for; BM25 lifts the short facts among them, as the reference ranks every candidate.
-const SHORTEST_POOL: u32 = 30;
-/// A source is read shortest first only when a read of it walks at most about this many of the
-/// index's rows (`plan::Source::walks`), whatever the store's size: few of the shortest facts hold
-/// several common words, so such a read may walk far to find its rows (a read of every fact
-/// holding all but one of four common words took 1.4 ms at a million facts); one bounded so costs
-/// about a quarter of a millisecond at 100,000 facts, half at a million (measured on the tuning
-/// corpus).
-const MAX_SHORTEST_WALK: f64 = 5_000.0;
-/// The low 40 bits of a key of `clawboo_facts_shortest_fts`: `2^40 - 1` less the fact's rowid
-/// (the schema's step 5).
-const SHORTEST_KEY: i64 = (1 << 40) - 1;
 /// How many of the facts holding rare terms are read, at least: the shortlist weighs the rare
 /// terms only, so the final order is decided among more of them.
 const RANKED_POOL: u32 = 100;
@@ -144,7 +122,6 @@ pub(super) fn candidates(
     tally::add(Kind::Planning, planning, 0, 0);
     // How many rows each source other than the shortlist reads, at most.
     let wanted = cap.max(POOL);
-    let shortest = cap.max(SHORTEST_POOL);
     let pool = cap.max(RANKED_POOL) as usize;
     let short = shortlist(&plan, pool);
     let mut ascending = short.rows.clone();
@@ -155,7 +132,6 @@ pub(super) fn candidates(
         short,
         scope: scope.clone(),
         wanted,
-        shortest,
     });
     let mut reads = reads::run(Arc::clone(&candidates), first, second)?;
     let CandidateReads { plan, short, .. } = &*candidates;
@@ -205,10 +181,7 @@ struct CandidateReads {
     /// The shortlist's rowids, ascending: its parts' order.
     shortlisted: Vec<i64>,
     scope: ReadScope,
-    /// How many rows a source reads newest first.
     wanted: u32,
-    /// How many it reads shortest first, when its newest-first read found as many as it may read.
-    shortest: u32,
 }
 
 impl Reading for CandidateReads {
@@ -226,7 +199,6 @@ impl Reading for CandidateReads {
             shortlisted,
             scope,
             wanted,
-            shortest,
             ..
         } = self;
         let families = &mut Families::new(plan);
@@ -249,25 +221,8 @@ impl Reading for CandidateReads {
                 (Kind::WholeQuery, *wanted as usize, matched)
             }
             Read::Source(source) => {
-                let mut matched =
-                    source_matches(conn, &source.expression, *wanted, scope, families)?;
-                tally::add(
-                    source_kind(source),
-                    started,
-                    matched.len(),
-                    *wanted as usize,
-                );
-                // As many found as it may read: more facts hold its words, of which BM25 ranks the
-                // shortest best; those are read too when the read's walk is bounded. (Fewer found:
-                // every fact it matches was.)
-                if matched.len() >= *wanted as usize && source.walks <= MAX_SHORTEST_WALK {
-                    let started = tally::started();
-                    let more =
-                        shortest_matches(conn, &source.expression, *shortest, scope, families)?;
-                    tally::add(Kind::ShortestFirst, started, more.len(), *shortest as usize);
-                    matched.extend(more);
-                }
-                return Ok(matched);
+                let matched = source_matches(conn, &source.expression, *wanted, scope, families)?;
+                (source_kind(source), *wanted as usize, matched)
             }
             Read::Procedures(any) => {
                 let matched = procedure_matches(conn, any, *wanted, scope, families)?;
@@ -495,42 +450,6 @@ fn source_matches(
             // The order belongs here: SQLite flattens the subquery and drops an order inside it.
             // The index's keys are the facts' rowids negated, so it walks its rows forwards,
             // newest first, and stops at the limit.
-            " ORDER BY hits.key LIMIT :limit"
-        ))?
-        .query_map(as_params(&params).as_slice(), |r| {
-            matched(r, Row::Fact, families)
-        })?
-        .collect::<rusqlite::Result<_>>()?;
-    Ok(matched)
-}
-
-/// Up to `wanted` facts in scope matching the `MATCH` `expression` (a source's), shortest first
-/// (newest first among equals), with their words: of the facts holding the same words, those BM25
-/// ranks best (schema step 5).
-fn shortest_matches(
-    conn: &Connection,
-    expression: &str,
-    wanted: u32,
-    scope: &ReadScope,
-    families: &mut Families<'_>,
-) -> Result<Vec<Matched>, MemoryError> {
-    let params = named(
-        scope,
-        [
-            (":query", SqlValue::Text(expression.to_owned())),
-            (":limit", SqlValue::Integer(i64::from(wanted))),
-            (":low", SqlValue::Integer(SHORTEST_KEY)),
-        ],
-    );
-    let matched = conn
-        .prepare_cached(concat!(
-            "SELECT m.rowid, m.title, m.content
-             FROM (SELECT rowid AS key FROM clawboo_facts_shortest_fts
-                   WHERE clawboo_facts_shortest_fts MATCH :query) AS hits
-             JOIN memory_facts m ON m.rowid = :low - (hits.key & :low)
-             WHERE ",
-            scope_filter!(),
-            // As `source_matches`: the index walks its keys forwards, shortest first.
             " ORDER BY hits.key LIMIT :limit"
         ))?
         .query_map(as_params(&params).as_slice(), |r| {
@@ -904,90 +823,6 @@ mod tests {
         let (memory, target) = store_before(fact, newer);
         let found = ids_for(&memory, query);
         assert_eq!(found.first(), Some(&target), "{query:?}: {found:?}");
-    }
-
-    #[test]
-    fn an_older_short_fact_holding_every_word_is_read_shortest_first() {
-        // Every query word is common, and more newer facts than a source reads newest first hold
-        // all three, in longer sentences and never in the query's order, nor does the older fact:
-        // only a read shortest first reaches it, and BM25's length weighting ranks it first.
-        let newer: Vec<(String, String)> = (0..260)
-            .map(|i| {
-                (
-                    format!("pier {i}"),
-                    format!(
-                        "The lantern at harbor pier {i} is lit each evening before the last ferry \
-                         of the day leaves the north dock"
-                    ),
-                )
-            })
-            .collect();
-        assert_found_first_before(
-            ("crossing", "Harbor lantern, then ferry."),
-            &newer,
-            "lantern harbor ferry",
-        );
-    }
-
-    #[test]
-    fn a_fact_is_keyed_shortest_first_and_its_key_follows_its_edits_and_its_deletion() {
-        let memory = Memory::new(Db::open_in_memory().unwrap(), Embedder::none());
-        let save = |content: &str| {
-            let new = NewFact {
-                title: "t",
-                content,
-                tags: &[],
-            };
-            memory.save_fact(&new, &WriteScope::default()).unwrap().id
-        };
-        let (long, short, newer_short) = (
-            save("a quokka naps in the shade of the old fig tree all afternoon"),
-            save("a quokka naps"),
-            save("a quokka eats"),
-        );
-        let rowids_saying = |word: &str| -> Vec<i64> {
-            memory
-                .db
-                .conn()
-                .prepare(
-                    "SELECT ?2 - (rowid & ?2) FROM clawboo_facts_shortest_fts
-                     WHERE clawboo_facts_shortest_fts MATCH ?1 ORDER BY rowid",
-                )
-                .unwrap()
-                .query_map(rusqlite::params![word, SHORTEST_KEY], |r| r.get(0))
-                .unwrap()
-                .collect::<Result<_, _>>()
-                .unwrap()
-        };
-        let rowid = |id: &str| -> i64 {
-            memory
-                .db
-                .conn()
-                .query_row("SELECT rowid FROM memory_facts WHERE id = ?1", [id], |r| {
-                    r.get(0)
-                })
-                .unwrap()
-        };
-        // Shortest first, the newest first among equal lengths.
-        assert_eq!(
-            rowids_saying("quokka"),
-            [rowid(&newer_short), rowid(&short), rowid(&long)]
-        );
-        memory
-            .db
-            .conn()
-            .execute(
-                "UPDATE memory_facts SET content = 'a wombat naps' WHERE id = ?1",
-                [&long],
-            )
-            .unwrap();
-        assert_eq!(
-            rowids_saying("quokka"),
-            [rowid(&newer_short), rowid(&short)]
-        );
-        assert_eq!(rowids_saying("wombat"), [rowid(&long)]);
-        memory.delete(&short).unwrap();
-        assert_eq!(rowids_saying("nap"), [rowid(&long)]);
     }
 
     #[test]
