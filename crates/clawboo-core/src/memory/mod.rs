@@ -18,11 +18,12 @@
 //!
 //! Two full-text indexes are kept by triggers and backfilled on open, so any writer (ours, the
 //! reference, `sqlite3`) stays searchable: the reference's `memory_facts_fts` (default tokenizer),
-//! which we keep (the reference reads it, and a file must serve both implementations) but never
-//! query, and our own `clawboo_facts_newest_fts` / `clawboo_procedures_fts` with the `porter
-//! unicode61` tokenizer (Unicode folding, diacritics removed, English stems, so `payment` finds
-//! `payments`), with `clawboo_facts_newest_vocab` (`fts5vocab`) counting the facts of a stem that
-//! spelling correction offers (the stems compared are read from the index's leaf pages,
+//! which we keep (the reference reads it, and a file must serve both implementations) and query
+//! only for the facts saying a common word in the form a query says it (`search::plan`), and our
+//! own `clawboo_facts_newest_fts` / `clawboo_procedures_fts` with the `porter unicode61` tokenizer
+//! (Unicode folding, diacritics removed, English stems, so `payment` finds `payments`), with
+//! `clawboo_facts_newest_vocab` (`fts5vocab`) counting the facts of a stem that spelling
+//! correction offers (the stems compared are read from the index's leaf pages,
 //! `search::lexicon`). Our facts index keys each fact by its rowid negated (schema step 3), so its
 //! forward order, the one FTS5 reads fast, is newest first. How search ranks is in `search`'s
 //! module docs.
