@@ -118,17 +118,22 @@ impl Tally {
         }
     }
 
+    // `on` changes, and is checked before a part is added, only while the costs are locked: a
+    // part ending as the tally is taken lands either in what is taken or nowhere, never in what
+    // the next take hands over.
+    fn costs(&self) -> std::sync::MutexGuard<'_, BTreeMap<Kind, Cost>> {
+        self.costs.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     fn start(&self) {
-        self.costs
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
+        let mut costs = self.costs();
+        costs.clear();
         self.on.store(true, Ordering::Relaxed);
     }
 
     fn take(&self) -> Vec<(Kind, Cost)> {
+        let mut costs = self.costs();
         self.on.store(false, Ordering::Relaxed);
-        let mut costs = self.costs.lock().unwrap_or_else(PoisonError::into_inner);
         std::mem::take(&mut *costs).into_iter().collect()
     }
 
@@ -139,11 +144,11 @@ impl Tally {
     fn add(&self, kind: Kind, started: Option<Instant>, rows: usize, most: usize) {
         // A part begun before the tally was turned on, or ending after it was taken, is left out.
         let Some(started) = started else { return };
+        let time = started.elapsed();
+        let mut costs = self.costs();
         if !self.on.load(Ordering::Relaxed) {
             return;
         }
-        let time = started.elapsed();
-        let mut costs = self.costs.lock().unwrap_or_else(PoisonError::into_inner);
         let cost = costs.entry(kind).or_default();
         cost.runs += 1;
         cost.time += time;
