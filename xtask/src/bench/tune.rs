@@ -16,7 +16,10 @@
 //! bench's paraphrases written in other words among a thousand of its facts (`vectors`).
 //!
 //! With `--exhaustive`, it also prints the recall of a ranking that reads every candidate (BM25
-//! over any word of the query, as the reference ranks), to tell what the bounded reads give up.
+//! over any word of the query, as the reference ranks), to tell what the bounded reads give up,
+//! and per kind the probes paired against the reference's method (found by both, by us only, by
+//! it only, by neither), saying where each it alone finds stands in our first 100: ranked too
+//! low, or never read.
 //! With `--reads`, it also prints what each kind of the search's reads cost in each run
 //! (`memory::tally`): how often it ran, its mean time and rows, and how often it found as many
 //! rows as it may read or none.
@@ -163,7 +166,12 @@ fn exhaustive_recall(path: &Path, queries: &[Query]) -> anyhow::Result<()> {
         ),
     ];
     let ids = fact_ids(path)?;
-    for (index, sql) in indexes {
+    let memory = Memory::new(Db::open(path)?, Embedder::none());
+    let scope = ReadScope::new(None, None, None);
+    let mut paired: BTreeMap<&str, Paired> = BTreeMap::new();
+    for (i, (index, sql)) in indexes.into_iter().enumerate() {
+        // The reference's own method is the first.
+        let pair = i == 0;
         let mut statement = conn.prepare(sql)?;
         let mut found: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
         for query in queries {
@@ -180,6 +188,16 @@ fn exhaustive_recall(path: &Path, queries: &[Query]) -> anyhow::Result<()> {
             let counts = found.entry(query.kind).or_insert((0, 0));
             counts.0 += usize::from(hit);
             counts.1 += 1;
+            if pair {
+                // Asking for 100 hits reads more candidates than 10 do: where the fact stands is
+                // a hint, as with `--misses`.
+                let ours = memory.search(&query.text, Some(SearchMode::Fts), 100, &scope)?;
+                let rank = ours
+                    .hits
+                    .iter()
+                    .position(|h| h.entry.id() == ids[target].as_str());
+                paired.entry(query.kind).or_default().add(rank, hit);
+            }
         }
         println!("  every candidate read, BM25 of any word, {index}:");
         for (kind, (hit, asked)) in found {
@@ -189,7 +207,54 @@ fn exhaustive_recall(path: &Path, queries: &[Query]) -> anyhow::Result<()> {
             );
         }
     }
+    println!("  paired with BM25 of any word on the reference's index (top 10 each):");
+    for (kind, pair) in paired {
+        println!(
+            "    {kind:<10} both {}, ours only {}, its only {} (in our first 20: {}, 21-100: {}, \
+             not in them: {}), neither {}",
+            pair.both,
+            pair.ours_only,
+            pair.its_only,
+            pair.its_only_ranked[0],
+            pair.its_only_ranked[1],
+            pair.its_only_ranked[2],
+            pair.neither
+        );
+    }
     Ok(())
+}
+
+/// Probes of one kind, paired: found in the top 10 by our search, by the reference's method, or
+/// by both or neither; where each the reference alone finds stands in our first 100 (11–20,
+/// 21–100, not there: never read, or ranked lower still).
+#[derive(Default)]
+struct Paired {
+    both: usize,
+    ours_only: usize,
+    its_only: usize,
+    its_only_ranked: [usize; 3],
+    neither: usize,
+}
+
+impl Paired {
+    /// Adds a probe our search ranked at `rank` (from 0; `None`: not in our first 100), found by
+    /// the reference's method when `its`.
+    fn add(&mut self, rank: Option<usize>, its: bool) {
+        let ours = rank.is_some_and(|r| r < 10);
+        match (ours, its) {
+            (true, true) => self.both += 1,
+            (true, false) => self.ours_only += 1,
+            (false, true) => {
+                self.its_only += 1;
+                self.its_only_ranked[match rank {
+                    Some(r) if r < 20 => 0,
+                    Some(_) => 1,
+                    None => 2,
+                }] += 1;
+            }
+            (false, false) => self.neither += 1,
+        }
+    }
 }
 
 /// Seeds `path` with `facts` unless it already holds them.
@@ -350,4 +415,27 @@ pub(super) fn holds(path: &Path, facts: &[(String, String)]) -> anyhow::Result<b
         }
     }
     Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Paired;
+
+    #[test]
+    fn a_paired_probe_is_counted_once_and_the_references_alone_by_where_we_ranked_them() {
+        let mut pair = Paired::default();
+        pair.add(Some(3), true);
+        pair.add(Some(9), false);
+        pair.add(Some(10), true);
+        pair.add(Some(19), true);
+        pair.add(Some(20), true);
+        pair.add(None, true);
+        pair.add(None, false);
+        pair.add(Some(50), false);
+        assert_eq!(
+            (pair.both, pair.ours_only, pair.its_only, pair.neither),
+            (1, 1, 4, 2)
+        );
+        assert_eq!(pair.its_only_ranked, [2, 1, 1]);
+    }
 }
