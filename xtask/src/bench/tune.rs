@@ -189,13 +189,7 @@ fn exhaustive_recall(path: &Path, queries: &[Query]) -> anyhow::Result<()> {
             counts.0 += usize::from(hit);
             counts.1 += 1;
             if pair {
-                // Asking for 100 hits reads more candidates than 10 do: where the fact stands is
-                // a hint, as with `--misses`.
-                let ours = memory.search(&query.text, Some(SearchMode::Fts), 100, &scope)?;
-                let rank = ours
-                    .hits
-                    .iter()
-                    .position(|h| h.entry.id() == ids[target].as_str());
+                let rank = place_deeper(&memory, &scope, &query.text, &ids[target])?;
                 paired.entry(query.kind).or_default().add(rank, hit);
             }
         }
@@ -257,6 +251,22 @@ impl Paired {
     }
 }
 
+/// How many hits are asked for to tell where a fact missed in the top 10 stands.
+const DEEPER: u32 = 100;
+
+/// Where our full-text search places the fact `id` for `query` when [`DEEPER`] hits are asked
+/// for (from 0), or `None` when it is not among them. More hits also read more candidates, so
+/// this is a hint of whether a fact missed was ranked too low or never read.
+fn place_deeper(
+    memory: &Memory,
+    scope: &ReadScope,
+    query: &str,
+    id: &str,
+) -> anyhow::Result<Option<usize>> {
+    let deeper = memory.search(query, Some(SearchMode::Fts), DEEPER, scope)?;
+    Ok(deeper.hits.iter().position(|h| h.entry.id() == id))
+}
+
 /// Seeds `path` with `facts` unless it already holds them.
 fn keep_store(path: &Path, facts: &[(String, String)]) -> anyhow::Result<()> {
     if !holds(path, facts).unwrap_or(false) {
@@ -306,14 +316,8 @@ fn ask_all(
                 .iter()
                 .any(|h| h.entry.id() == ids[target].as_str());
             if !hit && misses == Some(query.kind) {
-                // Where the fact stands when more hits are asked for: ranked too low, or not a
-                // candidate at all (more hits also read more candidates, so this is a hint).
-                let deeper = memory.search(&query.text, Some(SearchMode::Fts), 100, &scope)?;
-                let rank = deeper
-                    .hits
-                    .iter()
-                    .position(|h| h.entry.id() == ids[target].as_str())
-                    .map_or("not in the top 100".to_owned(), |r| {
+                let rank = place_deeper(&memory, &scope, &query.text, &ids[target])?
+                    .map_or(format!("not in the top {DEEPER}"), |r| {
                         format!("rank {}", r + 1)
                     });
                 println!(
