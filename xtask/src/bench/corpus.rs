@@ -32,6 +32,11 @@
 //!   The `forms` kind changes only the words that have another form, so its facts often still
 //!   hold some of the query's words as spelt; this kind is what catches a ranking that favours a
 //!   word's exact spelling over its other forms (added after the others, so they are unchanged).
+//! - `longquestion`: five or six of the fact's content words, in order, in a question that adds a
+//!   verb the fact does not hold ("what is the best way to handle {}?"): a question as a person
+//!   asks it, naming most of what the fact says, with one word no fact about it needs to hold. A
+//!   query of six terms or more, none of which every word the fact holds: the `question` kind's
+//!   three words never make that (added after the others, so they are unchanged).
 //!
 //! Guarantees: offline, deterministic for a given machine (files are read in sorted order), and
 //! bounded (reading stops once enough distinct sentences are found). Must never: fetch anything.
@@ -134,6 +139,7 @@ pub fn build(facts: usize, queries: usize, probes: usize) -> anyhow::Result<Corp
         "paraphrase",
         "synonym",
         "allforms",
+        "longquestion",
     ] {
         let mut made = 0;
         // Bounded: a fact that cannot make this kind is skipped, at most 20 tries a probe.
@@ -181,6 +187,29 @@ const QUESTIONS: &[&str] = &[
     "why does {} fail?",
     "where are {} documented?",
     "can I {}",
+];
+
+/// Long question templates: `{verb}` is a verb the fact does not hold ([`ASKED_VERBS`]), `{}` five
+/// or six content words of the fact.
+const LONG_QUESTIONS: &[&str] = &[
+    "how do I {verb} {}?",
+    "what is the best way to {verb} {}?",
+    "why would I {verb} {}?",
+    "is it possible to {verb} {} here?",
+];
+
+/// The verbs a long question adds, one the fact does not hold.
+const ASKED_VERBS: &[&str] = &[
+    "use",
+    "handle",
+    "configure",
+    "change",
+    "avoid",
+    "enable",
+    "set",
+    "make",
+    "get",
+    "fix",
 ];
 
 /// Groups of words that say the same thing in technical English, for the `synonym` probes: a word
@@ -328,6 +357,7 @@ impl ProbeMaker {
                 let said: Vec<&str> = three.iter().map(|&i| picked[i]).collect();
                 Some(rng.pick(QUESTIONS).replace("{}", &said.join(" ")))
             }
+            "longquestion" => self.long_question(&words, rng),
             _ => {
                 let mut window: Vec<String> = run_of(&words, 5, rng)
                     .iter()
@@ -381,6 +411,45 @@ impl ProbeMaker {
                 }
             }
         }
+    }
+
+    /// A `longquestion` probe of a fact's `words`: five or six of its content words, in order, in
+    /// a [`LONG_QUESTIONS`] template with a verb of [`ASKED_VERBS`] the fact does not hold in any
+    /// form (its family's first four letters); `None` when it has fewer content words, or holds
+    /// every verb.
+    fn long_question(&self, words: &[&str], rng: &mut Rng) -> Option<String> {
+        let picked: Vec<&str> = words
+            .iter()
+            .copied()
+            .filter(|w| w.len() >= 3 && !STOP.contains(&w.to_lowercase().as_str()))
+            .collect();
+        let wanted = 5 + rng.below(2);
+        if picked.len() < wanted {
+            return None;
+        }
+        let held: Vec<String> = words.iter().map(|w| w.to_lowercase()).collect();
+        let lacked: Vec<&str> = ASKED_VERBS
+            .iter()
+            .copied()
+            .filter(|verb| {
+                let family = &verb[..verb.len().min(4)];
+                !held.iter().any(|w| w.starts_with(family))
+            })
+            .collect();
+        if lacked.is_empty() {
+            return None;
+        }
+        let verb = *rng.pick(&lacked);
+        let mut at: Vec<usize> = (0..picked.len()).collect();
+        rng.shuffle(&mut at);
+        let mut chosen = at[..wanted].to_vec();
+        chosen.sort();
+        let said: Vec<&str> = chosen.iter().map(|&i| picked[i]).collect();
+        Some(
+            rng.pick(LONG_QUESTIONS)
+                .replace("{verb}", verb)
+                .replace("{}", &said.join(" ")),
+        )
     }
 
     /// Puts each content word of `window` that has another form in the corpus in one of them, and
@@ -877,5 +946,37 @@ mod tests {
         // `handled` has no other form in these facts: a window holding it makes no probe.
         let lone = "how failures are handled by workers";
         assert!((0..20).all(|_| maker.make("allforms", lone, &mut rng).is_none()));
+    }
+
+    #[test]
+    fn a_long_question_names_five_or_six_of_its_facts_words_in_order_and_a_verb_it_lacks() {
+        let fact = "The scheduler retries failed upload jobs after the network connection returns";
+        let maker = ProbeMaker::new(&[("notes".to_owned(), fact.to_owned())]);
+        let content: Vec<&str> = words_of(fact)
+            .into_iter()
+            .filter(|w| w.len() >= 3 && !STOP.contains(&w.to_lowercase().as_str()))
+            .collect();
+        let mut rng = Rng::new(11);
+        for _ in 0..20 {
+            let probe = maker.make("longquestion", fact, &mut rng).unwrap();
+            let asked = words_of(&probe);
+            let from_fact: Vec<&str> = asked
+                .iter()
+                .copied()
+                .filter(|w| content.contains(w))
+                .collect();
+            assert!((5..=6).contains(&from_fact.len()), "{probe}");
+            let mut in_order = content.iter();
+            assert!(
+                from_fact.iter().all(|w| in_order.any(|c| c == w)),
+                "{probe}"
+            );
+            let verbs: Vec<&&str> = asked.iter().filter(|w| ASKED_VERBS.contains(w)).collect();
+            assert_eq!(verbs.len(), 1, "{probe}");
+            assert!(!fact.to_lowercase().contains(*verbs[0]), "{probe}");
+        }
+        // Too few content words: no probe.
+        let short = "The scheduler retries jobs";
+        assert!(maker.make("longquestion", short, &mut rng).is_none());
     }
 }
