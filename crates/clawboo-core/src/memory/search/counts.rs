@@ -149,6 +149,9 @@ pub(super) enum Read {
     /// The rows too, of the word as said, from the index without stems (keyed oldest first;
     /// the rows are handed out newest first, as a term's), unless the limit stopped the read.
     SaidRows,
+    /// The rows, read straight up to the limit without looking the limit-th up first (a read
+    /// expected to list every row: the terms a long query widens its shortlist with).
+    AllRows,
 }
 
 /// The newest facts holding a word, read up to a limit: how many, their rowids, and the oldest.
@@ -196,6 +199,9 @@ impl Counted {
         if read == Read::SaidRows {
             return Self::read_said(conn, expression, limit);
         }
+        if read == Read::AllRows {
+            return Ok(Self::listed(Self::newest(conn, expression, limit)?, limit));
+        }
         let last_key: Option<i64> = conn
             .prepare_cached(
                 "SELECT rowid FROM clawboo_facts_newest_fts WHERE clawboo_facts_newest_fts MATCH ?1
@@ -207,14 +213,18 @@ impl Counted {
         if let Some(key) = last_key {
             return Ok(Self::cut_at(limit, -key));
         }
-        let rows: Vec<i64> = conn
+        Ok(Self::listed(Self::newest(conn, expression, limit)?, limit))
+    }
+
+    /// The rowids of the newest `limit` facts matching `expression`, newest first.
+    fn newest(conn: &Connection, expression: &str, limit: i64) -> Result<Vec<i64>, MemoryError> {
+        Ok(conn
             .prepare_cached(
                 "SELECT -rowid FROM clawboo_facts_newest_fts WHERE clawboo_facts_newest_fts MATCH ?1
                  ORDER BY rowid LIMIT ?2",
             )?
             .query_map(rusqlite::params![expression, limit], |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
-        Ok(Self::listed(rows, limit))
+            .collect::<rusqlite::Result<_>>()?)
     }
 
     /// A read the limit stopped, at the fact `oldest` (0: not known).

@@ -15,7 +15,9 @@
 //!    common): a family's count hides how rare one of its forms is, and a paraphrase or a question
 //!    keeps some of its fact's words as the fact says them. Those rows are read from the index
 //!    without stems (`memory_facts_fts`), for a common term only, up to the count that makes a
-//!    term common, and weigh in choosing the few, never in the ranking;
+//!    term common, and weigh in choosing the few, never in the ranking. A long query's rarest
+//!    common terms are read whole and count as rare here (`widen`): no source leaves its terms
+//!    out in turn, and the facts holding the most of its words are those it asks for;
 //! 2. the facts holding a rare term next to the word it has beside it in the query (`"the
 //!    zephyr" OR "zephyr scheduler"`), newest first: when the shortlist left out facts holding
 //!    one of those rare terms, those that say it as the query does;
@@ -81,8 +83,12 @@ const COMMON_AT_LEAST: i64 = 200;
 const COMMON_AT_MOST: i64 = 2_000;
 /// At most this many of the commonest terms are asked of the index at once.
 const MAX_COMMON_TERMS: usize = 4;
-/// With more present terms than this, no term is left out in turn (each costs a query).
+/// With more present terms than this, no term is left out in turn (each costs a query); the
+/// rarest common terms are read whole instead ([`widen`]).
 const MAX_LEFT_OUT: usize = 5;
+/// How many rows a long query's widened terms hold in all, at most, in counts that make a term
+/// common ([`widen`]): 20,000 at a million facts, about a millisecond of reading.
+const WIDENED_COMMONS: i64 = 10;
 /// A phrase of more words than this is not searched as a phrase.
 const MAX_PHRASE_WORDS: usize = 12;
 /// How many of the newest facts holding a stop word are read to estimate how many hold it (the
@@ -99,11 +105,12 @@ pub(super) struct Term {
     pub(super) forms: Vec<String>,
     /// Its family (`stem::key`): what the ranking compares with a text's words.
     pub(super) key: String,
-    /// How many facts hold it, up to `common + 1`.
+    /// How many facts hold it, up to `common + 1` (exactly, when [`widen`] read it whole).
     pub(super) df: i64,
     /// How many facts hold it: `df` when it is rare, else estimated ([`Counted`]).
     pub(super) facts: f64,
-    /// The rowids of the facts holding it, newest first, when it is rare (else empty).
+    /// The rowids of the facts holding it, newest first, when it is rare or was read whole
+    /// ([`widen`]); else empty.
     pub(super) rows: Vec<i64>,
     /// When it is common but the word as the query says it is rare (`worked` of `work`): the
     /// rowids of the facts saying that form, newest first (else empty).
@@ -290,9 +297,10 @@ pub(super) struct Plan {
 }
 
 impl Plan {
-    /// Whether `term` is in few enough facts for all of them to be candidates.
+    /// Whether `term` is in few enough facts for all of them to be candidates: counted so, or
+    /// read whole for a long query ([`widen`]).
     pub(super) fn rare(&self, term: &Term) -> bool {
-        is_rare(term.df, self.common)
+        is_rare(term.df, self.common) || !term.rows.is_empty()
     }
 }
 
@@ -393,6 +401,7 @@ pub(super) fn plan(
         }
         terms.push(term);
     }
+    widen(conn, second, counts, &mut terms, common)?;
     let mut plan = Plan::of(words, terms, total, common);
     plan.any = Some(query::match_any(&asked));
     plan.weigh_stop_words(|said| {
@@ -406,6 +415,55 @@ pub(super) fn plan(
             .map(|c| c.facts(total))
     })?;
     Ok(Some(plan))
+}
+
+/// Reads whole the rarest common terms of a long query (more present terms than
+/// [`MAX_LEFT_OUT`]: no source leaves a term out in turn for it), rarest first, while all their
+/// rows together stay within [`WIDENED_COMMONS`] times `common`, and makes them rare: their rows
+/// join the shortlist's, which keeps the facts holding the most weight of the query's terms. A
+/// long question names most of its fact's words beside words of its own (`what is the best way
+/// to`), so no fact holds every term and the facts holding the most of them are the ones it asks
+/// for; without this, only the newest facts holding a few of them would be read. The counts of
+/// the terms' first reads choose which are read (on both connections at once, with `second`);
+/// a term found to hold more rows than are left ends the widening.
+fn widen(
+    conn: &Connection,
+    second: Option<&Helper<Connection>>,
+    counts: &mut WordCounts,
+    terms: &mut [Term],
+    common: i64,
+) -> Result<(), MemoryError> {
+    if terms.iter().filter(|t| t.df > 0).count() <= MAX_LEFT_OUT {
+        return Ok(());
+    }
+    let budget = WIDENED_COMMONS * common;
+    let mut rarest: Vec<usize> = (0..terms.len()).filter(|&i| terms[i].df > common).collect();
+    rarest.sort_by(|&a, &b| terms[a].facts.total_cmp(&terms[b].facts));
+    // Estimated counts may be low by half: a term expected a little past the budget is asked too.
+    let mut expected = 0.0;
+    rarest.retain(|&i| {
+        expected += terms[i].facts;
+        expected <= budget as f64 * 1.5
+    });
+    let asks: Vec<(i64, Read, String)> = rarest
+        .iter()
+        .map(|&i| (budget + 1, Read::AllRows, query::match_any(&terms[i].forms)))
+        .collect();
+    counts.read_ahead(conn, second, asks.clone())?;
+    let mut left = budget;
+    for (i, (limit, read, expression)) in rarest.into_iter().zip(asks) {
+        let read = counts.counted(conn, &expression, limit, read)?;
+        if read.cut || read.count > left {
+            break;
+        }
+        let term = &mut terms[i];
+        term.df = read.count;
+        term.facts = read.count as f64;
+        term.rows.clone_from(&read.rows);
+        term.said_rows.clear();
+        left -= read.count;
+    }
+    Ok(())
 }
 
 impl Plan {
@@ -678,7 +736,11 @@ fn sources(plan: &Plan) -> Vec<Source> {
         .filter(|t| plan.rare(t))
         .map(|t| t.key.as_str())
         .collect();
-    let common: Vec<&Term> = plan.terms.iter().filter(|t| t.df > plan.common).collect();
+    let common: Vec<&Term> = plan
+        .terms
+        .iter()
+        .filter(|t| t.df > plan.common && !plan.rare(t))
+        .collect();
     let present: Vec<&Term> = plan.terms.iter().filter(|t| t.df > 0).collect();
     let mut sources = Vec::new();
     // The phrases of `len` consecutive query words whose families `keep` accepts.

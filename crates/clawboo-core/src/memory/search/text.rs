@@ -774,6 +774,54 @@ mod tests {
     }
 
     #[test]
+    fn a_long_question_finds_the_old_fact_holding_most_of_its_words_when_each_word_is_common() {
+        // The fact, then facts holding one of its words each (so every word is common, and no
+        // other fact holds two), then newer facts saying the question's own words.
+        let mut facts: Vec<(String, String)> = vec![(
+            "the fact".to_owned(),
+            "Retry after the queue empties; the shard then takes its lock before any deploy."
+                .to_owned(),
+        )];
+        for word in ["retry", "queue", "shard", "lock", "deploy"] {
+            facts.extend((0..260).map(|i| (format!("{word} {i}"), format!("{word} noted {i}"))));
+        }
+        facts.extend((0..400).map(|i| {
+            (
+                format!("advice {i}"),
+                format!("the best way to handle it is item {i}"),
+            )
+        }));
+        let memory = Memory::new(Db::open_in_memory().unwrap(), Embedder::none());
+        crate::memory::seed_facts(
+            &memory.db.conn(),
+            facts.iter().map(|(t, c)| (t.as_str(), c.as_str())),
+        )
+        .unwrap();
+        // Eight terms, no fact holding them all, none holding any two of the fact's in a row.
+        let hits = memory
+            .search(
+                "what is the best way to handle retry queue shard lock deploy?",
+                Some(SearchMode::Fts),
+                10,
+                &ReadScope::default(),
+            )
+            .unwrap()
+            .hits;
+        let titles: Vec<String> = hits
+            .into_iter()
+            .map(|h| match h.entry {
+                Entry::Fact(fact) => fact.title,
+                Entry::Procedure(procedure) => procedure.name,
+            })
+            .collect();
+        assert_eq!(
+            titles.first().map(String::as_str),
+            Some("the fact"),
+            "{titles:?}"
+        );
+    }
+
+    #[test]
     fn a_rare_word_outranks_common_ones_in_a_large_store() {
         let (memory, ids) = store_of(
             &[
