@@ -58,7 +58,7 @@ pub(super) struct Families<'p> {
     /// otherwise cannot be one of them and is not stemmed).
     starts: Vec<&'p str>,
     /// Every text word met that could be one of them, as the text spells it, and its family.
-    met: HashMap<Box<str>, Family, BuildHasherDefault<WordHasher>>,
+    met: HashMap<Box<str>, Family, BuildHasherDefault<FnvHasher>>,
 }
 
 impl<'p> Families<'p> {
@@ -210,17 +210,19 @@ impl<'t> Iterator for AsciiWords<'t> {
     }
 }
 
-/// FNV-1a over a word's bytes: the words met are short and chosen by the corpus, not by a
-/// client racing for collisions in one query's map, so a fast hash beats SipHash here.
-struct WordHasher(u64);
+/// FNV-1a over a word's bytes, or a rowid's: the words met are short and chosen by the corpus,
+/// and rowids are numbered by the store, not by a client racing for collisions in one query's
+/// map, so a fast hash beats SipHash here (a long query's shortlist weighs tens of thousands of
+/// rows).
+struct FnvHasher(u64);
 
-impl Default for WordHasher {
+impl Default for FnvHasher {
     fn default() -> Self {
         Self(0xcbf2_9ce4_8422_2325)
     }
 }
 
-impl Hasher for WordHasher {
+impl Hasher for FnvHasher {
     fn finish(&self) -> u64 {
         self.0
     }
@@ -350,7 +352,11 @@ pub(super) fn shortlist(plan: &Plan, pool: usize) -> Shortlist {
             .iter()
             .map(|t| (t.said_rows.len() as f64, t.said_rows.as_slice())),
     );
-    let mut rows = heaviest(rare.iter().map(|(row, w)| (*row, *w)));
+    // One more than the pool, to tell where the cut fell.
+    let mut rows = heaviest(
+        rare.iter().map(|(row, w)| (*row, *w)),
+        pool.saturating_add(1),
+    );
     // Every row's weight adds the same terms' weights in the same order, so rows holding the
     // same terms weigh exactly the same.
     let cut_among_best = rows.len() > pool && rows[pool].1 >= rows[0].1;
@@ -363,9 +369,10 @@ pub(super) fn shortlist(plan: &Plan, pool: usize) -> Shortlist {
             .iter()
             .filter(|(row, _)| !in_pool.contains(row))
             .map(|(row, w)| (*row, w + rare.get(row).copied().unwrap_or(0.0))),
+        SAID_POOL,
     );
-    let said = said_rows.len().min(SAID_POOL);
-    rows.extend(said_rows.into_iter().take(SAID_POOL).map(|(row, _)| row));
+    let said = said_rows.len();
+    rows.extend(said_rows.into_iter().map(|(row, _)| row));
     let kept: HashSet<i64> = rows.iter().copied().collect();
     let wholly_kept = plan
         .terms
@@ -385,8 +392,8 @@ pub(super) fn shortlist(plan: &Plan, pool: usize) -> Shortlist {
 /// The weight of each row of `terms` among `n` facts: the sum of the inverse document frequencies
 /// of the terms holding it (each given as how many facts hold it, and their rows), added in the
 /// terms' order.
-fn weights<'t>(n: f64, terms: impl Iterator<Item = (f64, &'t [i64])>) -> HashMap<i64, f64> {
-    let mut weight: HashMap<i64, f64> = HashMap::new();
+fn weights<'t>(n: f64, terms: impl Iterator<Item = (f64, &'t [i64])>) -> RowWeights {
+    let mut weight = RowWeights::default();
     for (facts, rows) in terms {
         let idf = inverse_frequency(n, facts);
         for &row in rows {
@@ -396,10 +403,22 @@ fn weights<'t>(n: f64, terms: impl Iterator<Item = (f64, &'t [i64])>) -> HashMap
     weight
 }
 
-/// `rows` with their weights, heaviest first, newest first among equals.
-fn heaviest(rows: impl Iterator<Item = (i64, f64)>) -> Vec<(i64, f64)> {
+/// Each row's weight ([`weights`]).
+type RowWeights = HashMap<i64, f64, BuildHasherDefault<FnvHasher>>;
+
+/// The `most` heaviest of `rows` with their weights, heaviest first, newest first among equals
+/// (chosen before they are sorted: a long query's rare terms hold tens of thousands of rows).
+fn heaviest(rows: impl Iterator<Item = (i64, f64)>, most: usize) -> Vec<(i64, f64)> {
+    let order = |a: &(i64, f64), b: &(i64, f64)| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0));
     let mut rows: Vec<(i64, f64)> = rows.collect();
-    rows.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+    if most == 0 {
+        return Vec::new();
+    }
+    if rows.len() > most {
+        rows.select_nth_unstable_by(most - 1, order);
+        rows.truncate(most);
+    }
+    rows.sort_unstable_by(order);
     rows
 }
 
@@ -652,5 +671,19 @@ mod tests {
         }
         .collect();
         assert_eq!(split, ["a", "bc", "1d9"]);
+    }
+
+    #[test]
+    fn the_heaviest_rows_are_those_a_whole_sort_puts_first_ties_newest_first() {
+        // Weights from a few values, so many rows tie.
+        let rows: Vec<(i64, f64)> = (1..=5_000_i64)
+            .map(|row| (row, f64::from(u32::try_from(row * 7_919 % 13).unwrap())))
+            .collect();
+        let mut sorted = rows.clone();
+        sorted.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+        for most in [0, 1, 10, 101, 4_999, 5_000, 9_000, usize::MAX] {
+            let kept = heaviest(rows.iter().copied(), most);
+            assert_eq!(kept, sorted[..most.min(rows.len())], "{most}");
+        }
     }
 }
