@@ -342,19 +342,11 @@ impl ProbeMaker {
         match kind {
             "synonym" => self.said_otherwise(&words, rng),
             "question" => {
-                let picked: Vec<&str> = words
-                    .iter()
-                    .copied()
-                    .filter(|w| w.len() >= 3 && !STOP.contains(&w.to_lowercase().as_str()))
-                    .collect();
+                let picked = askable(&words);
                 if picked.len() < 3 {
                     return None;
                 }
-                let mut at: Vec<usize> = (0..picked.len()).collect();
-                rng.shuffle(&mut at);
-                let mut three = at[..3].to_vec();
-                three.sort();
-                let said: Vec<&str> = three.iter().map(|&i| picked[i]).collect();
+                let said = some_in_order(&picked, 3, rng);
                 Some(rng.pick(QUESTIONS).replace("{}", &said.join(" ")))
             }
             "longquestion" => self.long_question(&words, rng),
@@ -418,11 +410,7 @@ impl ProbeMaker {
     /// form (its family's first four letters); `None` when it has fewer content words, or holds
     /// every verb.
     fn long_question(&self, words: &[&str], rng: &mut Rng) -> Option<String> {
-        let picked: Vec<&str> = words
-            .iter()
-            .copied()
-            .filter(|w| w.len() >= 3 && !STOP.contains(&w.to_lowercase().as_str()))
-            .collect();
+        let picked = askable(words);
         let wanted = 5 + rng.below(2);
         if picked.len() < wanted {
             return None;
@@ -440,11 +428,7 @@ impl ProbeMaker {
             return None;
         }
         let verb = *rng.pick(&lacked);
-        let mut at: Vec<usize> = (0..picked.len()).collect();
-        rng.shuffle(&mut at);
-        let mut chosen = at[..wanted].to_vec();
-        chosen.sort();
-        let said: Vec<&str> = chosen.iter().map(|&i| picked[i]).collect();
+        let said = some_in_order(&picked, wanted, rng);
         Some(
             rng.pick(LONG_QUESTIONS)
                 .replace("{verb}", verb)
@@ -587,6 +571,25 @@ impl ProbeMaker {
         forms.retain(|f| f != word && self.vocabulary.get(f).is_some_and(|&n| n >= 2));
         forms
     }
+}
+
+/// The words of a fact a question may ask with: three letters or more, not one of the commonest
+/// words ([`STOP`]), as the fact says them.
+fn askable<'s>(words: &[&'s str]) -> Vec<&'s str> {
+    words
+        .iter()
+        .copied()
+        .filter(|w| w.len() >= 3 && !STOP.contains(&w.to_lowercase().as_str()))
+        .collect()
+}
+
+/// `count` of `picked` (at most as many as it holds) chosen at random, in their order.
+fn some_in_order<'s>(picked: &[&'s str], count: usize, rng: &mut Rng) -> Vec<&'s str> {
+    let mut at: Vec<usize> = (0..picked.len()).collect();
+    rng.shuffle(&mut at);
+    let mut chosen = at[..count.min(picked.len())].to_vec();
+    chosen.sort_unstable();
+    chosen.iter().map(|&i| picked[i]).collect()
 }
 
 /// Whether `word` (lower-case) is a content word a probe may alter: four letters or more, not
@@ -952,10 +955,7 @@ mod tests {
     fn a_long_question_names_five_or_six_of_its_facts_words_in_order_and_a_verb_it_lacks() {
         let fact = "The scheduler retries failed upload jobs after the network connection returns";
         let maker = ProbeMaker::new(&[("notes".to_owned(), fact.to_owned())]);
-        let content: Vec<&str> = words_of(fact)
-            .into_iter()
-            .filter(|w| w.len() >= 3 && !STOP.contains(&w.to_lowercase().as_str()))
-            .collect();
+        let content = askable(&words_of(fact));
         let mut rng = Rng::new(11);
         for _ in 0..20 {
             let probe = maker.make("longquestion", fact, &mut rng).unwrap();

@@ -196,7 +196,7 @@ fn exhaustive_recall(path: &Path, queries: &[Query]) -> anyhow::Result<()> {
         println!("  every candidate read, BM25 of any word, {index}:");
         for (kind, (hit, asked)) in found {
             println!(
-                "    {kind:<10} recall@10 {:.3}",
+                "    {kind:<12} recall@10 {:.3}",
                 hit as f64 / asked.max(1) as f64
             );
         }
@@ -204,7 +204,7 @@ fn exhaustive_recall(path: &Path, queries: &[Query]) -> anyhow::Result<()> {
     println!("  paired with BM25 of any word on the reference's index (top 10 each):");
     for (kind, pair) in paired {
         println!(
-            "    {kind:<10} both {}, ours only {}, its only {} (in our first 20: {}, 21-100: {}, \
+            "    {kind:<12} both {}, ours only {}, its only {} (in our first 20: {}, 21-100: {}, \
              not in them: {}), neither {}",
             pair.both,
             pair.ours_only,
@@ -358,7 +358,7 @@ fn ask_all(
             format!(", recall@10 {:.3}", *hit as f64 / (*asked).max(1) as f64)
         });
         println!(
-            "  {kind:<9} p50 {:.2} ms, p95 {:.2} ms{recall}",
+            "  {kind:<12} p50 {:.2} ms, p95 {:.2} ms{recall}",
             median(times.clone()).unwrap_or(0.0),
             percentile(times.clone(), 95)
         );

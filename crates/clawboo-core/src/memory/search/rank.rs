@@ -410,10 +410,10 @@ type RowWeights = HashMap<i64, f64, BuildHasherDefault<FnvHasher>>;
 /// (chosen before they are sorted: a long query's rare terms hold tens of thousands of rows).
 fn heaviest(rows: impl Iterator<Item = (i64, f64)>, most: usize) -> Vec<(i64, f64)> {
     let order = |a: &(i64, f64), b: &(i64, f64)| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0));
-    let mut rows: Vec<(i64, f64)> = rows.collect();
     if most == 0 {
         return Vec::new();
     }
+    let mut rows: Vec<(i64, f64)> = rows.collect();
     if rows.len() > most {
         rows.select_nth_unstable_by(most - 1, order);
         rows.truncate(most);
