@@ -39,7 +39,7 @@ pub(in crate::memory) struct WordCounts {
 
 /// How many bytes of answers [`WordCounts`] keeps, about (a rare term's rows are the largest:
 /// up to `2 * plan::COMMON_AT_MOST` rowids, about 16 KB; a long query's widened terms, up to
-/// `plan::WIDENED_COMMONS * plan::COMMON_AT_MOST` rowids in all, about 160 KB).
+/// `plan::WIDENED_COMMONS * plan::COMMON_AT_MOST` rowids in all, about 640 KB).
 const KEPT_BYTES: usize = 4 << 20;
 
 impl WordCounts {

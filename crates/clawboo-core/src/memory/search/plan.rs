@@ -87,8 +87,9 @@ const MAX_COMMON_TERMS: usize = 4;
 /// rarest common terms are read whole instead ([`widen`]).
 const MAX_LEFT_OUT: usize = 5;
 /// How many rows a long query's widened terms hold in all, at most, in counts that make a term
-/// common ([`widen`]): 20,000 at a million facts, about a millisecond of reading.
-const WIDENED_COMMONS: i64 = 10;
+/// common ([`widen`]): 80,000 at a million facts, about three milliseconds of reading shared by
+/// a search's two connections.
+const WIDENED_COMMONS: i64 = 40;
 /// A phrase of more words than this is not searched as a phrase.
 const MAX_PHRASE_WORDS: usize = 12;
 /// How many of the newest facts holding a stop word are read to estimate how many hold it (the
