@@ -784,17 +784,14 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_long_question_finds_the_old_fact_holding_most_of_its_words_when_each_word_is_common() {
-        // The fact, then facts holding one of its words each (so every word is common, and no
-        // other fact holds two), then newer facts saying the question's own words.
-        let mut facts: Vec<(String, String)> = vec![(
-            "the fact".to_owned(),
-            "Retry after the queue empties; the shard then takes its lock before any deploy."
-                .to_owned(),
-        )];
+    /// A store for a long question (`what is the best way to handle retry queue shard lock
+    /// deploy?`): the fact holding five of its words, then `each` facts holding one of those
+    /// words each (so every word is common, and no other fact holds two of them), then 400 newer
+    /// facts saying the question's own words (`the best way to handle`).
+    fn long_question_store(each: usize) -> Memory {
+        let mut facts = vec![long_question_fact()];
         for word in ["retry", "queue", "shard", "lock", "deploy"] {
-            facts.extend((0..260).map(|i| (format!("{word} {i}"), format!("{word} noted {i}"))));
+            facts.extend(saying(word, each));
         }
         facts.extend((0..400).map(|i| {
             (
@@ -802,7 +799,31 @@ mod tests {
                 format!("the best way to handle it is item {i}"),
             )
         }));
-        let memory = seeded(&facts);
+        seeded(&facts)
+    }
+
+    /// The fact [`assert_the_long_question_finds_its_fact`] looks for.
+    fn long_question_fact() -> (String, String) {
+        (
+            "the fact".to_owned(),
+            "Retry after the queue empties; the shard then takes its lock before any deploy."
+                .to_owned(),
+        )
+    }
+
+    /// `count` facts saying `word` and no other word of the long question, each about as long
+    /// as the fact.
+    fn saying(word: &str, count: usize) -> impl Iterator<Item = (String, String)> + '_ {
+        (0..count).map(move |i| {
+            (
+                format!("{word} {i}"),
+                format!("{word} noted {i} while the nightly build ran for the release team"),
+            )
+        })
+    }
+
+    /// Asserts that the long question of [`long_question_store`] finds its fact first.
+    fn assert_the_long_question_finds_its_fact(memory: &Memory) {
         // Eight terms, no fact holding them all, none holding any two of the fact's in a row.
         let hits = memory
             .search(
@@ -816,8 +837,42 @@ mod tests {
         assert!(
             matches!(hits.first().map(|h| &h.entry), Some(Entry::Fact(f)) if f.title == "the fact"),
             "{:?}",
-            hits.iter().map(|h| h.entry.id()).collect::<Vec<_>>()
+            hits.iter()
+                .map(|h| match &h.entry {
+                    Entry::Fact(f) => f.title.clone(),
+                    Entry::Procedure(p) => p.name.clone(),
+                })
+                .collect::<Vec<_>>()
         );
+    }
+
+    #[test]
+    fn a_long_question_finds_the_old_fact_holding_most_of_its_words_when_each_word_is_common() {
+        assert_the_long_question_finds_its_fact(&long_question_store(260));
+    }
+
+    #[test]
+    fn a_long_question_reads_its_facts_words_whole_beside_its_own_rarer_words() {
+        // The question's own words are rarer than the fact's (400 or 450 facts each against
+        // 601), so they are read whole first; the fact's five (3,005 rows) must fit the rest of the
+        // budget too, or the shortlist keeps only facts holding one term each, newest first, and
+        // those saying "the best way". The facts are stored shuffled, so every word's count is
+        // estimated alike from the newest facts.
+        let mut facts: Vec<(String, String)> = Vec::new();
+        for word in ["best", "way", "handle"] {
+            facts.extend(saying(word, 400));
+        }
+        for word in ["retry", "queue", "shard", "lock", "deploy"] {
+            facts.extend(saying(word, 601));
+        }
+        facts.extend((0..50).map(|i| (format!("advice {i}"), format!("the best way is item {i}"))));
+        // A fixed permutation (a stride prime to the count), the fact in the middle.
+        let stride = 7_919;
+        let mut shuffled: Vec<(String, String)> = (0..facts.len())
+            .map(|i| facts[(i * stride) % facts.len()].clone())
+            .collect();
+        shuffled.insert(shuffled.len() / 2, long_question_fact());
+        assert_the_long_question_finds_its_fact(&seeded(&shuffled));
     }
 
     #[test]
