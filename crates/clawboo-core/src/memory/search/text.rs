@@ -784,23 +784,9 @@ mod tests {
         }
     }
 
-    /// A store for a long question (`what is the best way to handle retry queue shard lock
-    /// deploy?`): the fact holding five of its words, then `each` facts holding one of those
-    /// words each (so every word is common, and no other fact holds two of them), then 400 newer
-    /// facts saying the question's own words (`the best way to handle`).
-    fn long_question_store(each: usize) -> Memory {
-        let mut facts = vec![long_question_fact()];
-        for word in ["retry", "queue", "shard", "lock", "deploy"] {
-            facts.extend(saying(word, each));
-        }
-        facts.extend((0..400).map(|i| {
-            (
-                format!("advice {i}"),
-                format!("the best way to handle it is item {i}"),
-            )
-        }));
-        seeded(&facts)
-    }
+    /// The five words of the long question (`what is the best way to handle retry queue shard
+    /// lock deploy?`) that its fact ([`long_question_fact`]) holds.
+    const FACT_WORDS: [&str; 5] = ["retry", "queue", "shard", "lock", "deploy"];
 
     /// The fact [`assert_the_long_question_finds_its_fact`] looks for.
     fn long_question_fact() -> (String, String) {
@@ -822,7 +808,7 @@ mod tests {
         })
     }
 
-    /// Asserts that the long question of [`long_question_store`] finds its fact first.
+    /// Asserts that the long question (see [`FACT_WORDS`]) finds its fact first.
     fn assert_the_long_question_finds_its_fact(memory: &Memory) {
         // Eight terms, no fact holding them all, none holding any two of the fact's in a row.
         let hits = memory
@@ -848,7 +834,19 @@ mod tests {
 
     #[test]
     fn a_long_question_finds_the_old_fact_holding_most_of_its_words_when_each_word_is_common() {
-        assert_the_long_question_finds_its_fact(&long_question_store(260));
+        // The fact, then 260 facts holding one of its words each (so every word is common, and
+        // no other fact holds two of them), then 400 newer facts saying the question's own words.
+        let mut facts = vec![long_question_fact()];
+        for word in FACT_WORDS {
+            facts.extend(saying(word, 260));
+        }
+        facts.extend((0..400).map(|i| {
+            (
+                format!("advice {i}"),
+                format!("the best way to handle it is item {i}"),
+            )
+        }));
+        assert_the_long_question_finds_its_fact(&seeded(&facts));
     }
 
     #[test]
@@ -862,7 +860,7 @@ mod tests {
         for word in ["best", "way", "handle"] {
             facts.extend(saying(word, 400));
         }
-        for word in ["retry", "queue", "shard", "lock", "deploy"] {
+        for word in FACT_WORDS {
             facts.extend(saying(word, 601));
         }
         facts.extend((0..50).map(|i| (format!("advice {i}"), format!("the best way is item {i}"))));
