@@ -5,8 +5,10 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::sync::{Arc, Barrier};
+use std::sync::{Arc, Barrier, mpsc};
+use std::time::Duration;
 
+use clawboo_tests::http::Host;
 use clawboo_tests::{Server, TempDir};
 use serde_json::{Value, json};
 
@@ -207,4 +209,58 @@ fn the_bin_default_lease_applies_to_claims_that_name_none() {
     let (_, claimed) = claim(&mut server, &plain, "agent-1", Some(0));
     assert!(claimed.get("leaseExpiresAt").is_none(), "{claimed}");
     assert_eq!(server.close().code(), Some(0));
+}
+
+/// The HTTP host answers `get_task` on its one async worker (a quick read). A `get_task` that
+/// finds a lease run out must write its expiry, and waits while another connection holds the
+/// write lock: the host's other sessions are answered meanwhile (a wait there hands the worker's
+/// other connections to another thread; holding it, the host would answer nothing until the
+/// lock is released).
+#[test]
+fn a_host_waiting_for_the_write_lock_in_a_quick_read_answers_its_other_sessions() {
+    let dir = TempDir::new("lease-host-wait");
+    let db = dir.db_path();
+    let mut holder = at(&db, T0);
+    let task = holder.ok_json("create_task", json!({"title": "wait for the lock"}));
+    assert!(claim(&mut holder, &task, "gone", Some(60)).0);
+    kill_9(holder);
+
+    let clock = (T0 + 61_000).to_string();
+    let host = Host::start(
+        BIN,
+        &["--rate-limit", "0"],
+        &db,
+        &[("CLAWBOO_TEST_CLOCK_MS", &clock)],
+    );
+    let mut reader = host.session("/api/mcp/tasks");
+    let mut other = host.session("/api/mcp/tasks");
+
+    // Another connection holds the write lock the expiry needs.
+    let lock = rusqlite::Connection::open(&db).unwrap();
+    lock.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let (done, finished) = mpsc::channel();
+    let args = json!({"taskId": task["id"]});
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            let shown = reader.call("get_task", args);
+            done.send(shown).unwrap();
+        });
+        // Let the call reach the lock (were it not there yet, it would only be later).
+        std::thread::sleep(Duration::from_millis(300));
+        let names = other.tool_names();
+        assert!(names.iter().any(|n| n == "get_task"), "{names:?}");
+        assert!(
+            finished.try_recv().is_err(),
+            "get_task answered while the write lock was held"
+        );
+        lock.execute_batch("COMMIT").unwrap();
+        let shown = finished.recv().unwrap();
+        assert!(!shown.is_error, "{}", shown.text());
+        assert_eq!(
+            shown.json()["task"]["status"],
+            "todo",
+            "the expiry was written"
+        );
+    });
+    assert_eq!(system_comments(&db, &task).len(), 1);
 }

@@ -25,8 +25,8 @@ enum Layer {
     Mcp,
     /// `db`, `schema` and the repositories that own tables.
     Repository,
-    /// Modules every layer may use and that use only each other (`binding`, `args`, `scrub`,
-    /// `log`, `http`, `signature`, `attach`: [`LEAVES`]).
+    /// Modules every layer may use and that use only each other (`binding`, `blocking`, `args`,
+    /// `scrub`, `log`, `http`, `signature`, `attach`: [`LEAVES`]).
     Leaf,
     /// `xtask` and the test crate: automation, free to print.
     Tooling,
@@ -89,8 +89,9 @@ fn has_sql(code: &str) -> bool {
 /// The top-level modules of clawboo-core that every layer may use. A leaf imports only other
 /// leaves, so no chain of imports (`attach` → `signature` → `db`) can lead from a leaf to a layer
 /// above it.
-const LEAVES: [&str; 7] = [
+const LEAVES: [&str; 8] = [
     "binding",
+    "blocking",
     "args",
     "scrub",
     "log",

@@ -125,6 +125,7 @@
 mod args;
 mod attach;
 mod binding;
+mod blocking;
 mod board;
 mod broker;
 mod clawbrain;

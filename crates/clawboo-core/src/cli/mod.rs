@@ -499,7 +499,7 @@ fn serve_command(info: &BinInfo, words: &[String]) -> ExitCode {
         }
         Err(usage) => return usage_error(info.bin, "serve", false, &usage),
     };
-    let runtime = match async_runtime(info, None) {
+    let runtime = match async_runtime(info, host::ASYNC_WORKERS) {
         Ok(rt) => rt,
         Err(code) => return code,
     };
@@ -523,16 +523,11 @@ fn serve_command(info: &BinInfo, words: &[String]) -> ExitCode {
     }
 }
 
-/// A multi-threaded tokio runtime (`workers` threads, else one per core), or the one-line reason
-/// it could not start.
-fn async_runtime(
-    info: &BinInfo,
-    workers: Option<usize>,
-) -> Result<tokio::runtime::Runtime, ExitCode> {
+/// A multi-threaded tokio runtime of `workers` worker threads (and its blocking pool), or the
+/// one-line reason it could not start.
+fn async_runtime(info: &BinInfo, workers: usize) -> Result<tokio::runtime::Runtime, ExitCode> {
     let mut builder = tokio::runtime::Builder::new_multi_thread();
-    if let Some(workers) = workers {
-        builder.worker_threads(workers);
-    }
+    builder.worker_threads(workers);
     builder.enable_all().build().map_err(|e| {
         fail(
             info.bin,
@@ -588,7 +583,7 @@ fn binding_summary(binding: &Binding) -> String {
 
 /// Serves `server` over stdio until stdin closes or SIGTERM arrives.
 pub fn serve(info: &BinInfo, server: McpServer) -> ExitCode {
-    let runtime = match async_runtime(info, Some(2)) {
+    let runtime = match async_runtime(info, 2) {
         Ok(rt) => rt,
         Err(code) => return code,
     };

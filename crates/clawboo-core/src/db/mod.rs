@@ -24,7 +24,10 @@
 //!
 //! Guarantees: eight processes opening one brand-new file at the same instant all succeed; a
 //! transaction that fails rolls back and leaves the file as it was; a writer that meets a lock waits
-//! (busy timeout, then a bounded retry) instead of failing.
+//! (busy timeout, then a bounded retry) instead of failing. The two waits a handle knows of (for its
+//! connection's lock, held by another call, and for the write lock in [`immediate`]) run through
+//! `crate::blocking::may_wait`, so a quick read answered on an async worker never holds it while
+//! it waits.
 //!
 //! Must never: know a table's meaning or which components exist (each repository brings its own
 //! DDL as a [`SchemaPart`], and `crate::schema` lists them and opens a [`Db`] over them), or build
@@ -55,12 +58,13 @@
 use std::ops::{Deref, DerefMut};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, ErrorCode};
 
 use crate::binding::DB_PATH_ENV;
+use crate::blocking::may_wait;
 
 pub mod backup;
 mod keyset;
@@ -354,7 +358,8 @@ where
     C: Deref<Target = Connection>,
     E: From<rusqlite::Error>,
 {
-    retry_busy(|| conn.execute_batch("BEGIN IMMEDIATE"))?;
+    // Another connection may hold the write lock: waiting for it is a wait (`crate::blocking`).
+    may_wait(|| retry_busy(|| conn.execute_batch("BEGIN IMMEDIATE")))?;
     let mut open = OpenTransaction {
         conn: conn.deref(),
         finished: false,
@@ -635,8 +640,16 @@ impl Db {
     /// own tools (`cargo xtask bench`) seed stores through it.
     #[doc(hidden)]
     pub fn conn(&self) -> Conn<'_> {
+        let guard = match self.conn.try_lock() {
+            Ok(guard) => guard,
+            Err(TryLockError::Poisoned(p)) => p.into_inner(),
+            // Held by another call of this handle: waiting is a wait (`crate::blocking`).
+            Err(TryLockError::WouldBlock) => {
+                may_wait(|| self.conn.lock().unwrap_or_else(|p| p.into_inner()))
+            }
+        };
         Conn {
-            guard: self.conn.lock().unwrap_or_else(|p| p.into_inner()),
+            guard,
             clock: &self.clock,
         }
     }

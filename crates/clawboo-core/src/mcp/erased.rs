@@ -51,6 +51,7 @@ trait ErasedServer: Send + Sync {
         context: Context,
     ) -> BoxFuture<'_, Result<CallToolResponse, ErrorData>>;
     fn answers_inline(&self, request: &CallToolRequestParams) -> bool;
+    fn answers_quickly(&self, request: &CallToolRequestParams) -> bool;
     fn call_inline(
         &self,
         request: CallToolRequestParams,
@@ -102,6 +103,10 @@ impl<S: Send + Sync + 'static> ErasedServer for Server<S> {
 
     fn answers_inline(&self, request: &CallToolRequestParams) -> bool {
         Server::answers_inline(self, request)
+    }
+
+    fn answers_quickly(&self, request: &CallToolRequestParams) -> bool {
+        Server::answers_quickly(self, request)
     }
 
     fn call_inline(
@@ -225,6 +230,12 @@ impl McpServer {
     /// Whether `request` may be answered with [`McpServer::call_inline`] (`Server::answers_inline`).
     pub(crate) fn answers_inline(&self, request: &CallToolRequestParams) -> bool {
         self.0.answers_inline(request)
+    }
+
+    /// Whether `request` may be answered with [`McpServer::call_inline`] on an async worker
+    /// (`Server::answers_quickly`).
+    pub(crate) fn answers_quickly(&self, request: &CallToolRequestParams) -> bool {
+        self.0.answers_quickly(request)
     }
 
     /// Runs a `tools/call` on the calling thread, shaped as rmcp shapes it for a peer on

@@ -168,6 +168,8 @@ pub struct Tool<S> {
     handler: Handler<S>,
     /// When a call may wait ([`Tool::waits_when`], [`Tool::waits_when_given`]).
     waits: Option<WaitRule<S>>,
+    /// Whether every call is a quick read ([`Tool::quick_read`]).
+    quick: bool,
 }
 
 impl<S> Tool<S> {
@@ -202,6 +204,7 @@ impl<S> Tool<S> {
                 handler(state, args, elicit)
             }),
             waits: None,
+            quick: false,
         }
     }
 
@@ -226,6 +229,18 @@ impl<S> Tool<S> {
         rule: impl Fn(&S, Option<&Map<String, Value>>) -> bool + Send + Sync + 'static,
     ) -> Self {
         self.waits = Some(Box::new(rule));
+        self
+    }
+
+    /// Declares every call that does not wait ([`Tool::waits_when`]) a quick read: a few rows
+    /// found by key, or a page of a bounded size, on this session's connection; nothing searched
+    /// or scanned, no network; at most the rare short write a read of the board applies first (a
+    /// lease's expiry). The HTTP host answers such a call on the async worker that read it, two
+    /// thread hand-offs a call fewer than the blocking pool costs (`mcp::http::inline`); where it
+    /// may still wait (`crate::blocking::may_wait`), the worker's other connections move to another
+    /// thread first. A tool whose cost grows with the store (a search, a whole board) is not one.
+    pub fn quick_read(mut self) -> Self {
+        self.quick = true;
         self
     }
 
@@ -579,11 +594,28 @@ impl<S: Send + Sync + 'static> Server<S> {
         self.inner.handlers_never_wait && request.meta.is_none() && !self.call_may_wait(request)
     }
 
+    /// Whether `request` may be answered inline on an async worker: [`Server::answers_inline`],
+    /// and its tool is a quick read ([`Tool::quick_read`]).
+    fn answers_quickly(&self, request: &CallToolRequestParams) -> bool {
+        self.answers_inline(request)
+            && self
+                .inner
+                .tools
+                .iter()
+                .any(|t| t.name == request.name && t.quick)
+    }
+
     /// [`Server::answers_inline`] for a call's params as JSON (`{"name", "arguments"}`), for the
     /// servers' tests, which do not see rmcp's types.
     #[cfg(test)]
     pub(crate) fn answers_inline_json(&self, params: Value) -> bool {
         serde_json::from_value(params).is_ok_and(|call| self.answers_inline(&call))
+    }
+
+    /// [`Server::answers_quickly`] for a call's params as JSON, as [`Server::answers_inline_json`].
+    #[cfg(test)]
+    pub(crate) fn answers_quickly_json(&self, params: Value) -> bool {
+        serde_json::from_value(params).is_ok_and(|call| self.answers_quickly(&call))
     }
 
     /// Whether this call may make its tool wait ([`Tool::waits_when`]).

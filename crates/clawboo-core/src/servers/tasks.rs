@@ -470,6 +470,9 @@ fn build_with_lease(
             )
             // Reads only (leases as for list_tasks).
             .annotations(Annotations::read_only("Get a task"))
+            // One task by its key, with its own comments and parents. (list_tasks reads the
+            // whole board, so it is not.)
+            .quick_read()
             .output::<TaskDetail>(),
         )
         .tool(

@@ -18,8 +18,15 @@
 //! every session-era client such as the Python SDK, which sends them, rmcp ignores them). Anything
 //! else goes to rmcp, which answers it (and any refusal) as before.
 //!
-//! Must never: answer a request rmcp would refuse; run a handler on an async worker (the call
-//! runs on the blocking pool, as rmcp's path runs it).
+//! Where the call runs: a quick read (`Tool::quick_read`: a few rows by key, no search, no
+//! network) runs on the async worker that read the request, under `crate::blocking`, which moves
+//! the worker's other connections to another thread before any wait; any other call runs on the
+//! blocking pool, as rmcp's path runs it. The pool costs two thread hand-offs a call (to a pool
+//! thread and back), which on a small machine cost more than the read itself: `get_task`, 16
+//! HTTP sessions against 16 stdio processes (docs/search.md).
+//!
+//! Must never: answer a request rmcp would refuse; run a call that is not a quick read on an
+//! async worker.
 
 use http::{HeaderMap, StatusCode, header};
 use rmcp::RoleServer;
@@ -30,8 +37,8 @@ use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use serde_json::Value;
 
 use super::{HttpResponse, bytes_response, jsonrpc_error};
-use crate::log;
 use crate::mcp::McpServer;
+use crate::{blocking, log};
 
 /// The header a client names its protocol version in.
 const PROTOCOL_HEADER: &str = "mcp-protocol-version";
@@ -144,7 +151,9 @@ pub(super) fn tool_call(body: &[u8]) -> Option<(RequestId, CallToolRequestParams
     }
 }
 
-/// Runs `call` on the blocking pool and answers it as one JSON body.
+/// Runs `call` and answers it as one JSON body: a quick read (`Tool::quick_read`) on this async
+/// worker ([`blocking::on_async_worker`]), when the runtime has workers to spare, any other call
+/// on the blocking pool.
 pub(super) async fn answer(
     server: McpServer,
     id: RequestId,
@@ -152,14 +161,18 @@ pub(super) async fn answer(
     protocol: ProtocolVersion,
 ) -> HttpResponse {
     let name = server.name();
-    let result = tokio::task::spawn_blocking(move || server.call_inline(call, Some(&protocol)))
-        .await
-        .unwrap_or_else(|e| {
-            Err(rmcp::ErrorData::internal_error(
-                format!("handler failed: {e}"),
-                None,
-            ))
-        });
+    let result = if server.answers_quickly(&call) && blocking::async_worker_can_wait() {
+        blocking::on_async_worker(|| server.call_inline(call, Some(&protocol)))
+    } else {
+        tokio::task::spawn_blocking(move || server.call_inline(call, Some(&protocol)))
+            .await
+            .unwrap_or_else(|e| {
+                Err(rmcp::ErrorData::internal_error(
+                    format!("handler failed: {e}"),
+                    None,
+                ))
+            })
+    };
     let message: TxJsonRpcMessage<RoleServer> = match result {
         Ok(result) => JsonRpcMessage::response(result, id),
         Err(error) => {

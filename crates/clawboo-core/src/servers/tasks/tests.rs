@@ -255,3 +255,25 @@ fn the_default_lease_comes_from_the_environment_value() {
         .json();
     assert!(claimed["leaseExpiresAt"].is_i64(), "{claimed}");
 }
+
+/// Only `get_task`, one task by its key, is a quick read the HTTP host may answer on its async
+/// worker; `list_tasks` reads the whole board (on the pool, though a stdio reader answers it),
+/// and one that asks to wait is answered by neither.
+#[test]
+fn only_get_task_is_a_quick_read() {
+    let s = server();
+    let call = |name: &str, arguments: Value| json!({"name": name, "arguments": arguments});
+    let get = call("get_task", json!({"taskId": "t"}));
+    let list = call("list_tasks", json!({}));
+    let waiting = call("list_tasks", json!({"ready": true, "waitMs": 1000}));
+    assert!(s.answers_quickly_json(get.clone()) && s.answers_inline_json(get));
+    assert!(!s.answers_quickly_json(list.clone()) && s.answers_inline_json(list));
+    assert!(!s.answers_quickly_json(waiting.clone()) && !s.answers_inline_json(waiting));
+    let quick: Vec<&str> = s
+        .tools()
+        .iter()
+        .map(|t| t.name())
+        .filter(|name| s.answers_quickly_json(call(name, json!({}))))
+        .collect();
+    assert_eq!(quick, ["get_task"]);
+}
