@@ -67,8 +67,10 @@ pub const MAX_BODY_BYTES: usize = mcp_http::DEFAULT_MAX_BODY_BYTES;
 /// The async runtime's worker threads in a host: one. The async side of a request is parsing,
 /// routing and a quick read (`mcp::http::inline`); everything that may take longer runs on the
 /// blocking pool, which grows with the load. One worker never wakes another: with two on a
-/// 2-core machine, 16 HTTP sessions did 20.0–21.7k `get_task` calls/s against 26.0–27.6k with
-/// one, and a team's load (200 agents, mixed calls) was the same either way (docs/search.md).
+/// 2-core machine, 16 HTTP sessions did 19.8–21.7k `get_task` calls/s against 25.8–27.6k with
+/// one. A team's load (200 agents, mixed calls, all on the pool) kept its calls/s and its p95,
+/// and its p50 rose from about 9 to 12–16 ms: the same mean wait, spread more evenly
+/// (docs/search.md).
 pub const ASYNC_WORKERS: usize = 1;
 
 /// Binds `config.listen` (port 0 picks a free port) and prepares the mounts: every server asked

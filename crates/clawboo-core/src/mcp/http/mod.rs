@@ -24,8 +24,9 @@
 //!
 //! Inline answers (`inline`): once a session is up, a `tools/call` its server may answer inline
 //! (handlers that never wait, no `_meta`, no wait asked for; the stdio reader's rule) whose
-//! request head passes everything rmcp checks is run on the blocking pool and answered as one
-//! `application/json` body, the message rmcp would send; everything else goes through rmcp.
+//! request head passes everything rmcp checks is run on the blocking pool (a quick read,
+//! `Tool::quick_read`, on the async worker itself) and answered as one `application/json` body,
+//! the message rmcp would send; everything else goes through rmcp.
 //! Because those calls never reach rmcp's session, idle sessions are ended here (on the next
 //! request to them, a sweep, or a health count), not by rmcp's timer.
 //!
