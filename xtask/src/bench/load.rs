@@ -14,7 +14,10 @@
 //!   can win), `memory_save` 10% (a fact of a few words, scoped to the team). Reported: calls per
 //!   second, p50/p95/p99 latency, the errors (any answer but a successful result: an HTTP status,
 //!   a JSON-RPC error, a tool-error, a dropped connection; the goal is 0, and any is printed
-//!   loudly with the first one) and the host's peak RSS (`VmHWM`).
+//!   loudly with the first one), the host's peak RSS (`VmHWM`) and its PSS when the window ends.
+//!   Every session's connection maps the file (SQLite's memory map), and RSS counts a page of it
+//!   once per mapping: with 600 sessions about half the peak RSS is the same file pages; PSS
+//!   counts each once.
 //! - **Under abuse:** the same on a fresh host while [`ABUSERS`] connections misbehave for the
 //!   whole window: half send one header byte a second and never finish, half open and send
 //!   nothing. Each reconnects as soon as the host closes it. Reported: the same figures and how
@@ -45,7 +48,7 @@ use serde_json::{Value, json};
 
 use super::http::{HttpClient, McpSession};
 use super::realistic::percentile;
-use super::stdio::peak_rss_kib;
+use super::stdio::{peak_rss_kib, pss_kib};
 
 /// How many teams the agents are spread over.
 const TEAMS: usize = 10;
@@ -128,6 +131,8 @@ struct Outcome {
     errors: usize,
     first_error: Option<String>,
     peak_rss_kib: Option<f64>,
+    /// The host's proportional set size when the window ended.
+    pss_kib: Option<f64>,
     abusers_closed: usize,
 }
 
@@ -178,6 +183,9 @@ fn push_rows(rows: &mut Vec<(String, &'static str, f64)>, name: &str, outcome: &
     rows.push((format!("{name}: errors"), "errors", outcome.errors as f64));
     if let Some(kib) = outcome.peak_rss_kib {
         rows.push((format!("{name}: host peak RSS"), "KiB", kib));
+    }
+    if let Some(kib) = outcome.pss_kib {
+        rows.push((format!("{name}: host PSS at the end"), "KiB", kib));
     }
 }
 
@@ -244,6 +252,7 @@ fn phase(sizes: &Sizes, abusers: usize) -> anyhow::Result<Outcome> {
         (outcomes, started.elapsed())
     });
     let peak_rss_kib = peak_rss_kib(host.pid());
+    let pss_kib = pss_kib(host.pid());
     let mut latencies = Vec::new();
     let mut errors = 0;
     for (agent_latencies, agent_errors) in outcomes {
@@ -257,6 +266,7 @@ fn phase(sizes: &Sizes, abusers: usize) -> anyhow::Result<Outcome> {
         errors,
         first_error: first_error.into_inner().unwrap_or_else(|p| p.into_inner()),
         peak_rss_kib,
+        pss_kib,
         abusers_closed: closed.into_inner(),
     })
 }

@@ -304,16 +304,38 @@ pub fn peak_rss(subject: &Subject, bin: &str) -> anyhow::Result<Option<f64>> {
 
 /// The peak resident set (`VmHWM`, KiB) of the running process `pid`, if it can be read.
 pub fn peak_rss_kib(pid: u32) -> Option<f64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
+    proc_kib(&format!("/proc/{pid}/status"), "VmHWM:")
+}
+
+/// The proportional set size (`Pss`, KiB) of the running process `pid` now, if it can be read: its
+/// resident pages, a page it maps more than once (a file each SQLite connection maps) counted once
+/// (in RSS it counts once per mapping), and one shared with other processes counted in part.
+pub fn pss_kib(pid: u32) -> Option<f64> {
+    proc_kib(&format!("/proc/{pid}/smaps_rollup"), "Pss:")
+}
+
+/// The KiB figure of the line starting `key` in `/proc` file `path`.
+fn proc_kib(path: &str, key: &str) -> Option<f64> {
+    std::fs::read_to_string(path)
+        .ok()?
         .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .find_map(|l| l.strip_prefix(key))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// This process's PSS is read, above zero and no more than its resident set.
+    #[test]
+    fn the_pss_of_a_running_process_is_read_and_within_its_rss() {
+        let me = std::process::id();
+        let pss = pss_kib(me).expect("smaps_rollup has a Pss line");
+        let rss = proc_kib(&format!("/proc/{me}/status"), "VmRSS:").expect("status has VmRSS");
+        assert!(pss > 0.0 && pss <= rss, "pss {pss} KiB, rss {rss} KiB");
+        assert!(peak_rss_kib(me).is_some_and(|peak| peak >= rss));
+    }
 
     /// A server (a shell script) that completes the handshake, then answers one call with `[]`
     /// after a pause of 50 ms.
