@@ -60,6 +60,15 @@ fn kill_9(server: Server) {
     drop(server);
 }
 
+/// A task titled `title` that agent `gone` claimed at [`T0`] with a 60 s lease, then was killed.
+fn abandoned_task(db: &Path, title: &str) -> Value {
+    let mut holder = at(db, T0);
+    let task = holder.ok_json("create_task", json!({ "title": title }));
+    assert!(claim(&mut holder, &task, "gone", Some(60)).0);
+    kill_9(holder);
+    task
+}
+
 #[test]
 fn a_killed_claimer_loses_its_task_when_its_lease_runs_out() {
     let dir = TempDir::new("lease-kill");
@@ -148,10 +157,7 @@ fn a_renewal_keeps_the_task_and_a_late_one_is_told_it_lost_it() {
 fn an_expiry_racing_eight_claimer_processes_has_one_winner_and_one_comment() {
     let dir = TempDir::new("lease-race");
     let db = dir.db_path();
-    let mut holder = at(&db, T0);
-    let task = holder.ok_json("create_task", json!({"title": "contended"}));
-    assert!(claim(&mut holder, &task, "gone", Some(60)).0);
-    kill_9(holder);
+    let task = abandoned_task(&db, "contended");
 
     const RACERS: usize = 8;
     let start = Arc::new(Barrier::new(RACERS));
@@ -220,10 +226,7 @@ fn the_bin_default_lease_applies_to_claims_that_name_none() {
 fn a_host_waiting_for_the_write_lock_in_a_quick_read_answers_its_other_sessions() {
     let dir = TempDir::new("lease-host-wait");
     let db = dir.db_path();
-    let mut holder = at(&db, T0);
-    let task = holder.ok_json("create_task", json!({"title": "wait for the lock"}));
-    assert!(claim(&mut holder, &task, "gone", Some(60)).0);
-    kill_9(holder);
+    let task = abandoned_task(&db, "wait for the lock");
 
     let clock = (T0 + 61_000).to_string();
     let host = Host::start(
