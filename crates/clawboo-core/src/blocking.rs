@@ -8,7 +8,7 @@
 //! `block_in_place`) and then waits. Anywhere else it only runs its closure.
 //!
 //! Owns: the marker of a call running on an async worker. Must never: enter `block_in_place`
-//! outside [`on_async_worker`] (on a runtime of one thread it panics), nor let the marker outlive
+//! outside [`on_async_worker`] (on a current-thread runtime it panics), nor let the marker outlive
 //! the call (it is reset however the call ends, a panic included).
 
 use std::cell::Cell;
@@ -18,8 +18,8 @@ thread_local! {
     static ON_ASYNC_WORKER: Cell<bool> = const { Cell::new(false) };
 }
 
-/// Whether `on_async_worker` may be used from here: inside a tokio runtime with worker threads
-/// to spare a core to (`block_in_place` needs the multi-threaded runtime).
+/// Whether `on_async_worker` may be used from here: inside a multi-threaded tokio runtime, of one
+/// worker or more (`block_in_place` panics on a current-thread runtime).
 pub fn async_worker_can_wait() -> bool {
     tokio::runtime::Handle::try_current()
         .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread)

@@ -152,8 +152,8 @@ pub(super) fn tool_call(body: &[u8]) -> Option<(RequestId, CallToolRequestParams
 }
 
 /// Runs `call` and answers it as one JSON body: a quick read (`Tool::quick_read`) on this async
-/// worker ([`blocking::on_async_worker`]), when the runtime has workers to spare, any other call
-/// on the blocking pool.
+/// worker ([`blocking::on_async_worker`]) when the runtime is multi-threaded, any other call on
+/// the blocking pool.
 pub(super) async fn answer(
     server: McpServer,
     id: RequestId,
