@@ -565,13 +565,15 @@ impl<S: Send + Sync + 'static> Server<S> {
         CallOutcome::read(&to_call_result(self.run_tool(name, args, None), None))
     }
 
+    /// The tool called `name`, if the server has one.
+    fn tool(&self, name: &str) -> Option<&Tool<S>> {
+        self.inner.tools.iter().find(|t| t.name == name)
+    }
+
     /// Runs tool `name`; `elicit` reaches the session's person, when the client can be asked.
     fn run_tool(&self, name: &str, args: Value, elicit: Option<&Elicit>) -> ToolResult {
         let tool = self
-            .inner
-            .tools
-            .iter()
-            .find(|t| t.name == name)
+            .tool(name)
             .ok_or_else(|| ToolError::new(format!("unknown tool: {name}")))?;
         let args = match args {
             Value::Object(map) => map,
@@ -597,12 +599,7 @@ impl<S: Send + Sync + 'static> Server<S> {
     /// Whether `request` may be answered inline on an async worker: [`Server::answers_inline`],
     /// and its tool is a quick read ([`Tool::quick_read`]).
     fn answers_quickly(&self, request: &CallToolRequestParams) -> bool {
-        self.answers_inline(request)
-            && self
-                .inner
-                .tools
-                .iter()
-                .any(|t| t.name == request.name && t.quick)
+        self.answers_inline(request) && self.tool(&request.name).is_some_and(|t| t.quick)
     }
 
     /// [`Server::answers_inline`] for a call's params as JSON (`{"name", "arguments"}`), for the
@@ -620,10 +617,7 @@ impl<S: Send + Sync + 'static> Server<S> {
 
     /// Whether this call may make its tool wait ([`Tool::waits_when`]).
     fn call_may_wait(&self, request: &CallToolRequestParams) -> bool {
-        self.inner
-            .tools
-            .iter()
-            .find(|t| t.name == request.name)
+        self.tool(&request.name)
             .is_some_and(|t| t.may_wait(&self.inner.state, request.arguments.as_ref()))
     }
 
