@@ -4,7 +4,11 @@
 //! - **words**: BM25 over every word of the query, computed here on the candidate's own words
 //!   reduced to their families (`stem::key`, so `deploy`, `deployed` and `deployment` are one
 //!   word): each word counts its inverse document frequency `ln(1 + (N − df + ½) / (df + ½))` (a
-//!   rare word outweighs a common one), saturated by how often the text holds it (k1 = [`K1`])
+//!   rare word outweighs a common one), saturated by how often the text holds it (k1 = [`K1`];
+//!   a word said as the query says it counts once, another form of its family [`OTHER_FORM`] of
+//!   once: of two texts holding the same words, the one saying them in the query's own forms ranks
+//!   first, and a text holding every word in other forms still outranks one saying fewer of them
+//!   as the query does)
 //!   and normalised by the text's length against the candidates' mean (b = [`B`]); a word counts
 //!   the same in the title (or a procedure's name) as in the content, as FTS5's BM25 weighs
 //!   columns by default: a title is as often a label many facts share (where the fact came from,
@@ -38,12 +42,32 @@ const K1: f64 = 0.9;
 const B: f64 = 0.75;
 /// How much word order counts beside the words themselves.
 const ORDER_WEIGHT: f64 = 0.5;
+/// How much a word of a query family counts in BM25's term frequency when the text says it in
+/// another form than the query's (`deployment` for `deployed`), beside 1 for the query's own
+/// form. A paraphrase keeps some of its fact's words as the fact says them while the facts around
+/// it say other forms of them; a query in other forms (`configured buffers` of `configure the
+/// buffer`) still finds its fact, which holds more of its families.
+const OTHER_FORM: f64 = 0.8;
 /// How many facts saying a rare form of a common term the shortlist adds beside its pool.
 const SAID_POOL: usize = 10;
 
 /// What a word of a text is to the query: the position of its family among the query's
 /// families ([`Families`]), or [`OTHER`] when it is none of them.
 type Family = u16;
+
+/// What a text word is to the query: its family, and whether the query says the word so.
+#[derive(Debug, Clone, Copy)]
+struct Met {
+    family: Family,
+    /// The query holds the word in this form (any case).
+    said: bool,
+}
+
+/// A word of no query family.
+const NOT_MET: Met = Met {
+    family: OTHER,
+    said: false,
+};
 /// A word that is none of the query's families.
 const OTHER: Family = Family::MAX;
 
@@ -57,8 +81,10 @@ pub(super) struct Families<'p> {
     /// The first two letters of each (a stem keeps a word's first two letters, so a word starting
     /// otherwise cannot be one of them and is not stemmed).
     starts: Vec<&'p str>,
-    /// Every text word met that could be one of them, as the text spells it, and its family.
-    met: HashMap<Box<str>, Family, BuildHasherDefault<FnvHasher>>,
+    /// The query's words as it says them (lower-case, spelling corrected).
+    said: Vec<&'p str>,
+    /// Every text word met that could be one of them, as the text spells it, and what it is.
+    met: HashMap<Box<str>, Met, BuildHasherDefault<FnvHasher>>,
 }
 
 impl<'p> Families<'p> {
@@ -74,6 +100,7 @@ impl<'p> Families<'p> {
         Self {
             keys,
             starts,
+            said: plan.said.iter().map(String::as_str).collect(),
             met: HashMap::default(),
         }
     }
@@ -87,8 +114,8 @@ impl<'p> Families<'p> {
             .unwrap_or(OTHER)
     }
 
-    /// The family of `word` as a text holds it (any case).
-    fn of_word(&mut self, word: &str) -> Family {
+    /// What `word` is to the query as a text holds it (any case).
+    fn of_word(&mut self, word: &str) -> Met {
         // Most words start with letters no query family starts with: decided without allocating,
         // on bytes when the word starts with two ASCII characters (or is one).
         let could_be = match word.as_bytes() {
@@ -109,15 +136,19 @@ impl<'p> Families<'p> {
             }
         };
         if !could_be {
-            return OTHER;
+            return NOT_MET;
         }
-        if let Some(&family) = self.met.get(word) {
-            return family;
+        if let Some(&met) = self.met.get(word) {
+            return met;
         }
         let lower = word.to_lowercase();
         let family = self.of_key(&stem::key(&lower));
-        self.met.insert(word.into(), family);
-        family
+        let met = Met {
+            family,
+            said: family != OTHER && self.said.contains(&lower.as_str()),
+        };
+        self.met.insert(word.into(), met);
+        met
     }
 }
 
@@ -125,27 +156,38 @@ impl<'p> Families<'p> {
 pub(super) struct Words {
     title: Vec<Family>,
     content: Vec<Family>,
+    /// The family of each word of the title and the content said as the query says it.
+    said: Vec<Family>,
 }
 
 impl Words {
     /// The families of the words of a `title` (or a procedure's name) and a `content` (see
     /// [`Families`]).
     pub(super) fn of_text(title: &str, content: &str, families: &mut Families<'_>) -> Self {
+        let mut said = Vec::new();
         let mut of = |text: &str| -> Vec<Family> {
+            let mut met = |word: &str| {
+                let met = families.of_word(word);
+                if met.said {
+                    said.push(met.family);
+                }
+                met.family
+            };
             if text.is_ascii() {
-                AsciiWords { text, at: 0 }
-                    .map(|w| families.of_word(w))
-                    .collect()
+                AsciiWords { text, at: 0 }.map(&mut met).collect()
             } else {
                 text.split(|c: char| !c.is_alphanumeric())
                     .filter(|w| !w.is_empty())
-                    .map(|w| families.of_word(w))
+                    .map(&mut met)
                     .collect()
             }
         };
+        let title = of(title);
+        let content = of(content);
         Self {
-            title: of(title),
-            content: of(content),
+            title,
+            content,
+            said,
         }
     }
 
@@ -286,7 +328,9 @@ impl Scorer {
         let norm = K1 * (1.0 - B + B * words.len() as f64 / self.mean_len);
         let mut sum = 0.0;
         for &(family, idf) in &self.idf {
-            let tf = count(&words.title, family) + count(&words.content, family);
+            let held = count(&words.title, family) + count(&words.content, family);
+            let said = count(&words.said, family);
+            let tf = said + OTHER_FORM * (held - said);
             if tf > 0.0 {
                 sum += idf * tf * (K1 + 1.0) / (tf + norm);
             }
@@ -493,7 +537,38 @@ mod tests {
         let forms = scorer.score(&words(&plan, "", "the deployment failed"));
         let same = scorer.score(&words(&plan, "", "deploy fails"));
         assert!(forms > 0.9, "{forms}");
-        assert!((forms - same).abs() < 0.2, "{forms} {same}");
+        // Each word in another form counts [`OTHER_FORM`] of the query's own form, no less.
+        assert!(forms > 0.75 * same, "{forms} {same}");
+        let unrelated = scorer.score(&words(&plan, "", "the deadline passed"));
+        assert_eq!(unrelated, 0.0);
+    }
+
+    #[test]
+    fn a_word_said_as_the_query_says_it_outranks_another_form_of_it() {
+        let plan = plan(
+            &["deployed", "service"],
+            &[("deployed", 10), ("service", 10)],
+        );
+        let scorer = scorer(&plan);
+        // The same length and the same families; in the query's order in neither.
+        let as_said = scorer.score(&words(&plan, "", "service was Deployed here"));
+        let other_form = scorer.score(&words(&plan, "", "service was deploying here"));
+        assert!(as_said > other_form, "{as_said} {other_form}");
+        // Where the word sits does not matter: the title's word counts as the content's.
+        let in_title = scorer.score(&words(&plan, "Deployed", "service was here"));
+        assert!((in_title - as_said).abs() < 1e-9, "{in_title} {as_said}");
+    }
+
+    #[test]
+    fn a_text_holding_every_word_in_other_forms_outranks_one_saying_fewer_as_asked() {
+        let plan = plan(
+            &["configured", "buffers", "limits"],
+            &[("configured", 50), ("buffers", 50), ("limits", 50)],
+        );
+        let scorer = scorer(&plan);
+        let other_forms = scorer.score(&words(&plan, "", "configure a buffer limit"));
+        let two_as_said = scorer.score(&words(&plan, "", "configured buffers stay here"));
+        assert!(other_forms > two_as_said, "{other_forms} {two_as_said}");
     }
 
     #[test]
@@ -645,7 +720,7 @@ mod tests {
             let mut families = Families::new(&plan);
             text.split(|c: char| !c.is_alphanumeric())
                 .filter(|w| !w.is_empty())
-                .map(|w| families.of_word(w))
+                .map(|w| families.of_word(w).family)
                 .collect()
         };
         for text in [
