@@ -4,13 +4,13 @@
 //! - **words**: BM25 over every word of the query, computed here on the candidate's own words
 //!   reduced to their families (`stem::key`, so `deploy`, `deployed` and `deployment` are one
 //!   word): each word counts its inverse document frequency `ln(1 + (N − df + ½) / (df + ½))` (a
-//!   rare word outweighs a common one), saturated by how often the text holds it (k1 = [`K1`];
-//!   a word said as the query says it counts once, another form of its family [`OTHER_FORM`] of
-//!   once: of two texts holding the same words, the one saying them in the query's own forms ranks
-//!   first, and a text holding every word in other forms still outranks one saying fewer of them
-//!   as the query does)
-//!   and normalised by the text's length against the candidates' mean (b = [`B`]); a word counts
-//!   the same in the title (or a procedure's name) as in the content, as FTS5's BM25 weighs
+//!   rare word outweighs a common one), saturated by how often the text holds it (k1 = [`K1`])
+//!   and normalised by the text's length against the candidates' mean (b = [`B`]). In how often
+//!   a text holds a word, saying it as the query says it counts 1 and saying another form of its
+//!   family counts [`OTHER_FORM`]: of two texts holding the same words, the one saying them in
+//!   the query's own forms ranks first, and a text holding every word in other forms still
+//!   outranks one saying fewer of them as the query does. A word counts the same in the title
+//!   (or a procedure's name) as in the content, as FTS5's BM25 weighs
 //!   columns by default: a title is as often a label many facts share (where the fact came from,
 //!   the project) as a summary of its fact, and counting it more ranks a fact for a label the
 //!   query happens to name above the fact that says what it asks. The `df` is
@@ -54,6 +54,8 @@ const SAID_POOL: usize = 10;
 /// What a word of a text is to the query: the position of its family among the query's
 /// families ([`Families`]), or [`OTHER`] when it is none of them.
 type Family = u16;
+/// A word that is none of the query's families.
+const OTHER: Family = Family::MAX;
 
 /// What a text word is to the query: its family, and whether the query says the word so.
 #[derive(Debug, Clone, Copy)]
@@ -68,8 +70,6 @@ const NOT_MET: Met = Met {
     family: OTHER,
     said: false,
 };
-/// A word that is none of the query's families.
-const OTHER: Family = Family::MAX;
 
 /// The query's word families, and the family of every text word met so far (a text's words
 /// repeat across candidates, so each distinct word is stemmed once per query). The words met are
