@@ -82,7 +82,7 @@ pub(super) struct Families<'p> {
     /// otherwise cannot be one of them and is not stemmed).
     starts: Vec<&'p str>,
     /// The query's words as it says them (lower-case, spelling corrected).
-    said: Vec<&'p str>,
+    said: &'p [String],
     /// Every text word met that could be one of them, as the text spells it, and what it is.
     met: HashMap<Box<str>, Met, BuildHasherDefault<FnvHasher>>,
 }
@@ -100,7 +100,7 @@ impl<'p> Families<'p> {
         Self {
             keys,
             starts,
-            said: plan.said.iter().map(String::as_str).collect(),
+            said: &plan.said,
             met: HashMap::default(),
         }
     }
@@ -145,7 +145,7 @@ impl<'p> Families<'p> {
         let family = self.of_key(&stem::key(&lower));
         let met = Met {
             family,
-            said: family != OTHER && self.said.contains(&lower.as_str()),
+            said: family != OTHER && self.said.contains(&lower),
         };
         self.met.insert(word.into(), met);
         met
