@@ -15,7 +15,11 @@
 //! - **its similarity**, `(1 + cosine) / 2`, weighted [`TIE_WEIGHT`]: meaning orders hits whose
 //!   words match about equally well.
 //!
-//! Each score is then divided by the best's (so the best scores 1). A procedure, or a fact without
+//! Each score is then divided by the best's (so the best scores 1). When more than one hit is
+//! asked for and the blend left the fact nearest in meaning out of the `limit` best, it takes the
+//! last place (with its own, lowest, score, so hits still come best first): where the words
+//! decide, a hybrid search still shows meaning's best guess beside the words' best ones, which
+//! full-text alone cannot. A procedure, or a fact without
 //! a vector of the current model, counts as the least similar candidate: it competes on its words,
 //! with no credit for meaning and no penalty for the vector it lacks.
 //!
@@ -92,6 +96,12 @@ pub(super) fn score(
             .map(|v| (cosine(query_vector, v) + 1.0) / 2.0)
     };
     let similarities: Vec<Option<f64>> = candidates.iter().map(similarity).collect();
+    let nearest_in_meaning = candidates
+        .iter()
+        .zip(&similarities)
+        .filter_map(|(c, similarity)| Some((c.entry.id().to_owned(), (*similarity)?)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(id, _)| id);
     let mut hits: Vec<SearchHit> = if mode == SearchMode::Hybrid {
         hybrid_scores(candidates, &similarities)
     } else {
@@ -108,7 +118,19 @@ pub(super) fn score(
             .collect()
     };
     hits.sort_by(|a, b| b.score.total_cmp(&a.score));
-    hits.truncate(limit as usize);
+    let limit = limit as usize;
+    if mode == SearchMode::Hybrid && limit >= 2 {
+        let left_out = nearest_in_meaning
+            .and_then(|id| hits.iter().position(|h| h.entry.id() == id))
+            .filter(|&at| at >= limit);
+        if let Some(at) = left_out {
+            // Its score is below every kept hit's, so the last place keeps them best first.
+            let nearest = hits.remove(at);
+            hits.truncate(limit - 1);
+            hits.push(nearest);
+        }
+    }
+    hits.truncate(limit);
     hits
 }
 
@@ -219,6 +241,40 @@ mod tests {
         assert!((hits[0].score - 1.0).abs() < 1e-9, "the best scores 1");
         assert!(hits.iter().all(|h| h.score > 0.0 && h.score <= 1.0));
         assert!(hits.iter().all(|h| h.matched_via == MatchedVia::Hybrid));
+    }
+
+    #[test]
+    fn the_fact_nearest_in_meaning_takes_the_last_place_when_the_words_left_it_out() {
+        // The words decide: three facts hold the whole query, none near in meaning.
+        let candidates = || {
+            let mut candidates = with_a_crowd(candidate("nearest", 0.99, None));
+            for i in 0..3 {
+                candidates.push(candidate(
+                    &format!("words-{i}"),
+                    0.7,
+                    Some(1.0 - 0.1 * i as f64),
+                ));
+            }
+            candidates
+        };
+        let hits = score(candidates(), &[1.0, 0.0], SearchMode::Hybrid, 3);
+        assert_eq!(ids(&hits), ["words-0", "words-1", "nearest"]);
+        assert!(
+            hits.windows(2).all(|w| w[0].score >= w[1].score),
+            "best first"
+        );
+        // Asked for one hit, the words' best keeps it.
+        let hits = score(candidates(), &[1.0, 0.0], SearchMode::Hybrid, 1);
+        assert_eq!(ids(&hits), ["words-0"]);
+        // Already among the hits, it keeps its place and nothing else moves.
+        let hits = score(candidates(), &[1.0, 0.0], SearchMode::Hybrid, 5);
+        assert_eq!(
+            ids(&hits)[..4],
+            ["words-0", "words-1", "words-2", "nearest"]
+        );
+        // Vector mode ranks by meaning alone.
+        let hits = score(candidates(), &[1.0, 0.0], SearchMode::Vector, 3);
+        assert_eq!(ids(&hits)[0], "nearest");
     }
 
     #[test]
