@@ -96,12 +96,17 @@ pub(super) fn score(
             .map(|v| (cosine(query_vector, v) + 1.0) / 2.0)
     };
     let similarities: Vec<Option<f64>> = candidates.iter().map(similarity).collect();
-    let nearest_in_meaning = candidates
-        .iter()
-        .zip(&similarities)
-        .filter_map(|(c, similarity)| Some((c.entry.id().to_owned(), (*similarity)?)))
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        .map(|(id, _)| id);
+    // Hybrid hits keep the fact nearest in meaning (module docs).
+    let nearest_in_meaning = (mode == SearchMode::Hybrid)
+        .then(|| {
+            candidates
+                .iter()
+                .zip(&similarities)
+                .filter_map(|(c, similarity)| Some((c.entry.id().to_owned(), (*similarity)?)))
+                .max_by(|a, b| a.1.total_cmp(&b.1))
+                .map(|(id, _)| id)
+        })
+        .flatten();
     let mut hits: Vec<SearchHit> = if mode == SearchMode::Hybrid {
         hybrid_scores(candidates, &similarities)
     } else {
@@ -119,7 +124,7 @@ pub(super) fn score(
     };
     hits.sort_by(|a, b| b.score.total_cmp(&a.score));
     let limit = limit as usize;
-    if mode == SearchMode::Hybrid && limit >= 2 {
+    if limit >= 2 {
         let left_out = nearest_in_meaning
             .and_then(|id| hits.iter().position(|h| h.entry.id() == id))
             .filter(|&at| at >= limit);
