@@ -550,6 +550,57 @@ fn with_a_reachable_ollama_search_is_hybrid_by_default() {
 }
 
 #[test]
+fn hybrid_hits_hold_the_fact_nearest_in_meaning_when_the_words_rank_it_out() {
+    let dir = TempDir::new("memory-hybrid-nearest");
+    let ollama = loopback::ollama().base;
+    let mut server = Server::spawn(BIN, &dir.db_path(), &[("OLLAMA_HOST", ollama.as_str())]);
+    // Three facts say the query in its order among other words; one says only its two words, in
+    // the other order: the fewest words beside them, so the nearest by the stand-in's bag of words.
+    for place in ["shop", "desk", "store"] {
+        save(
+            &mut server,
+            json!({"title": "Refunds", "content": format!("refund payment at the {place} counter today")}),
+        );
+    }
+    save(
+        &mut server,
+        json!({"title": "Payment", "content": "refund"}),
+    );
+    let titles = |hits: &[Value]| -> Vec<String> {
+        hits.iter()
+            .map(|h| format!("{}: {}", h["title"], h["content"]))
+            .collect()
+    };
+    let query = "refund payment";
+    let words = search(
+        &mut server,
+        json!({"query": query, "mode": "fts", "limit": 4}),
+    );
+    assert_eq!(words.len(), 4, "{:?}", titles(&words));
+    assert_eq!(words[3]["title"], "Payment", "{:?}", titles(&words));
+    let nearest = search(
+        &mut server,
+        json!({"query": query, "mode": "vector", "limit": 1}),
+    );
+    assert_eq!(nearest[0]["title"], "Payment", "{:?}", titles(&nearest));
+    // The words decide hybrid's order, and the nearest fact takes the last of the places asked.
+    let hybrid = search(
+        &mut server,
+        json!({"query": query, "mode": "hybrid", "limit": 2}),
+    );
+    assert_eq!(hybrid.len(), 2);
+    assert_eq!(hybrid[0]["title"], "Refunds", "{:?}", titles(&hybrid));
+    assert_eq!(hybrid[1]["title"], "Payment", "{:?}", titles(&hybrid));
+    assert!(hybrid[0]["score"].as_f64() >= hybrid[1]["score"].as_f64());
+    // Asked for one hit, the words' best keeps it.
+    let one = search(
+        &mut server,
+        json!({"query": query, "mode": "hybrid", "limit": 1}),
+    );
+    assert_eq!(one[0]["title"], "Refunds", "{:?}", titles(&one));
+}
+
+#[test]
 fn the_bin_prints_its_scope_variables_in_help() {
     let out = Command::new(bin_path(BIN)).arg("--help").output().unwrap();
     let help = String::from_utf8_lossy(&out.stdout);
