@@ -19,9 +19,9 @@
 //! asked for and the blend left the fact nearest in meaning out of the `limit` best, it takes the
 //! last place (with its own, lowest, score, so hits still come best first): where the words
 //! decide, a hybrid search still shows meaning's best guess beside the words' best ones, which
-//! full-text alone cannot. A procedure, or a fact without
-//! a vector of the current model, counts as the least similar candidate: it competes on its words,
-//! with no credit for meaning and no penalty for the vector it lacks.
+//! full-text alone cannot. A procedure, or a fact without a vector of the current model, counts
+//! as the least similar candidate: it competes on its words, with no credit for meaning and no
+//! penalty for the vector it lacks.
 //!
 //! Why the model's say depends on the words: a real model's similarities crowd into a narrow band
 //! (multilingual-e5-small's cosines among a query's hundred nearest facts differ by a few
