@@ -37,6 +37,12 @@
 //!   asks it, naming most of what the fact says, with one word no fact about it needs to hold. A
 //!   query of six terms or more, none of which every word the fact holds: the `question` kind's
 //!   three words never make that (added after the others, so they are unchanged).
+//! - `swapped`: as `synonym`, one or two content words said with a synonym the fact does not
+//!   hold, but every other word as the fact says it. The fact then lacks the query's word that
+//!   weighs most whenever the synonym is rarer than the rest, and many facts may share the rest
+//!   (`Returns true if there is no instance` of `Returns true if there is no value.`): what BM25
+//!   over words as written finds and bounded reads may never read (added after the others, so
+//!   they are unchanged).
 //!
 //! Guarantees: offline, deterministic for a given machine (files are read in sorted order), and
 //! bounded (reading stops once enough distinct sentences are found). Must never: fetch anything.
@@ -140,6 +146,7 @@ pub fn build(facts: usize, queries: usize, probes: usize) -> anyhow::Result<Corp
         "synonym",
         "allforms",
         "longquestion",
+        "swapped",
     ] {
         let mut made = 0;
         // Bounded: a fact that cannot make this kind is skipped, at most 20 tries a probe.
@@ -340,7 +347,8 @@ impl ProbeMaker {
     fn make(&self, kind: &str, content: &str, rng: &mut Rng) -> Option<String> {
         let words = words_of(content);
         match kind {
-            "synonym" => self.said_otherwise(&words, rng),
+            "synonym" => self.said_otherwise(&words, true, rng),
+            "swapped" => self.said_otherwise(&words, false, rng),
             "question" => {
                 let picked = askable(&words);
                 if picked.len() < 3 {
@@ -465,9 +473,9 @@ impl ProbeMaker {
 
     /// 5 to 8 consecutive words of a fact's `words` with one or two of their content words said
     /// with a synonym ([`SYNONYMS`]) that the fact does not hold (in the word's form when the
-    /// corpus holds it), and each other content word in another form half the time; `None` when
-    /// too few have one.
-    fn said_otherwise(&self, words: &[&str], rng: &mut Rng) -> Option<String> {
+    /// corpus holds it), and, with `other_forms`, each other content word in another form half the
+    /// time; `None` when too few have one.
+    fn said_otherwise(&self, words: &[&str], other_forms: bool, rng: &mut Rng) -> Option<String> {
         let len = (5 + rng.below(4)).min(words.len());
         let mut window: Vec<String> = run_of(words, len, rng)
             .iter()
@@ -498,7 +506,11 @@ impl ProbeMaker {
         }
         for (i, word) in window.iter_mut().enumerate() {
             let lower = word.to_lowercase();
-            if replaced.contains(&i) || !is_content_word(&lower) || rng.below(2) == 0 {
+            if !other_forms
+                || replaced.contains(&i)
+                || !is_content_word(&lower)
+                || rng.below(2) == 0
+            {
                 continue;
             }
             let forms = self.other_forms(&lower);
@@ -949,6 +961,51 @@ mod tests {
         // `handled` has no other form in these facts: a window holding it makes no probe.
         let lone = "how failures are handled by workers";
         assert!((0..20).all(|_| maker.make("allforms", lone, &mut rng).is_none()));
+    }
+
+    #[test]
+    fn a_swapped_probe_says_one_or_two_words_with_synonyms_and_the_rest_as_its_fact() {
+        let fact = "The worker deletes failed jobs and returns an error to the caller";
+        // Other forms of its words, each held twice (what a form must be to stand in for one).
+        let facts: Vec<(String, String)> = [fact, "workers returned errors after deleting jobs"]
+            .iter()
+            .cycle()
+            .take(4)
+            .map(|c| ("notes".to_owned(), (*c).to_owned()))
+            .collect();
+        let maker = ProbeMaker::new(&facts);
+        let held: Vec<String> = words_of(fact).iter().map(|w| w.to_lowercase()).collect();
+        let mut rng = Rng::new(5);
+        // A window with too few words that have a synonym makes none: some tries make no probe.
+        let probes: Vec<String> = (0..40)
+            .filter_map(|_| maker.make("swapped", fact, &mut rng))
+            .collect();
+        assert!(probes.len() >= 10, "{probes:?}");
+        for probe in &probes {
+            let asked = words_of(probe);
+            let swapped: Vec<&&str> = asked
+                .iter()
+                .filter(|w| !held.contains(&w.to_lowercase()))
+                .collect();
+            assert!((1..=2).contains(&swapped.len()), "{probe}");
+            for word in swapped {
+                let lower = word.to_lowercase();
+                assert!(
+                    SYNONYMS
+                        .iter()
+                        .any(|group| group.iter().any(|s| lower.starts_with(&s[..3]))),
+                    "{probe}: {word} is no synonym"
+                );
+            }
+            // Every other word is the fact's, in the fact's order.
+            let kept: Vec<String> = asked
+                .iter()
+                .map(|w| w.to_lowercase())
+                .filter(|w| held.contains(w))
+                .collect();
+            let mut in_order = held.iter();
+            assert!(kept.iter().all(|w| in_order.any(|h| h == w)), "{probe}");
+        }
     }
 
     #[test]

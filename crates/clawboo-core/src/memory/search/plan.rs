@@ -140,8 +140,8 @@ pub(super) enum Role {
     /// when it found fewer, it read every such fact.
     EveryTerm,
     /// Facts lacking a word (all but one present term, or common terms beside their
-    /// neighbours): read only when the every-term source found as many facts as it may read,
-    /// since a fact lacking a term mostly scores below one holding them all.
+    /// neighbours): read unless the every-term source found as many facts as it may read, since
+    /// a fact lacking a term mostly scores below one holding them all.
     LacksAWord,
     /// The whole query as a phrase: every fact saying it holds every present term, so it is
     /// read only when the every-term source (when there is one) found as many facts as it may
