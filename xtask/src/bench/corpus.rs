@@ -927,18 +927,16 @@ mod tests {
 
     #[test]
     fn an_allforms_probe_says_every_content_word_in_another_form_or_is_not_made() {
-        let facts: Vec<(String, String)> = [
-            "the worker restarts failed services",
-            "a worker restarted the failing service",
-            "workers restart services that failed",
-            "the service fails when a worker restarts",
-            "restarting workers is how failures are handled",
-        ]
-        .iter()
-        .cycle()
-        .take(10)
-        .map(|c| ("notes".to_owned(), (*c).to_owned()))
-        .collect();
+        let facts = notes(
+            &[
+                "the worker restarts failed services",
+                "a worker restarted the failing service",
+                "workers restart services that failed",
+                "the service fails when a worker restarts",
+                "restarting workers is how failures are handled",
+            ],
+            2,
+        );
         let maker = ProbeMaker::new(&facts);
         let fact = "the worker restarts failed services";
         let mut rng = Rng::new(7);
@@ -963,16 +961,21 @@ mod tests {
         assert!((0..20).all(|_| maker.make("allforms", lone, &mut rng).is_none()));
     }
 
+    /// Facts titled `notes` holding each of `contents`, `times` over.
+    fn notes(contents: &[&str], times: usize) -> Vec<(String, String)> {
+        contents
+            .iter()
+            .cycle()
+            .take(contents.len() * times)
+            .map(|c| ("notes".to_owned(), (*c).to_owned()))
+            .collect()
+    }
+
     #[test]
     fn a_swapped_probe_says_one_or_two_words_with_synonyms_and_the_rest_as_its_fact() {
         let fact = "The worker deletes failed jobs and returns an error to the caller";
         // Other forms of its words, each held twice (what a form must be to stand in for one).
-        let facts: Vec<(String, String)> = [fact, "workers returned errors after deleting jobs"]
-            .iter()
-            .cycle()
-            .take(4)
-            .map(|c| ("notes".to_owned(), (*c).to_owned()))
-            .collect();
+        let facts = notes(&[fact, "workers returned errors after deleting jobs"], 2);
         let maker = ProbeMaker::new(&facts);
         let held: Vec<String> = words_of(fact).iter().map(|w| w.to_lowercase()).collect();
         let mut rng = Rng::new(5);
