@@ -8,7 +8,7 @@
 //! into sentences of 6 to 60 words, a deterministic shuffle, and the workloads drawn from them:
 //! facts (title: where the sentence came from, content: the sentence), natural queries (a window of
 //! 4–7 consecutive words, stop words included, from a sentence held back from the store: no
-//! target) and probes, each with the stored fact it should find in the top 10, of four kinds:
+//! target) and probes, each with the stored fact it should find in the top 10, of these kinds:
 //! - `words`: 5 consecutive words of the fact;
 //! - `forms`: 5 consecutive words with each content word that has another form in the corpus
 //!   (`-s`, `-ed`, `-ing`, `-ion`, `-ation`, `-ment`…) put in that form;
@@ -56,7 +56,7 @@ use clawboo_tests::Rng;
 /// A query of a corpus: its kind, its text, and the index of the fact it should find (none for a
 /// natural query, which is only timed).
 pub struct Query {
-    /// `natural`, `words`, `forms`, `typo`, `question`, or a held-out corpus's own.
+    /// `natural`, a probe kind of the module documentation, or a held-out corpus's own.
     pub kind: &'static str,
     /// What is searched.
     pub text: String,
