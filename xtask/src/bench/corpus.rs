@@ -65,7 +65,7 @@ pub struct Query {
 }
 
 /// Sentences held back from the store to make queries from.
-const HELD_BACK: usize = 2_000;
+pub(super) const HELD_BACK: usize = 2_000;
 
 /// What the bench stores and asks.
 pub struct Corpus {
@@ -113,7 +113,7 @@ pub fn build(facts: usize, queries: usize, probes: usize) -> anyhow::Result<Corp
             sentences.add_html(&label_of_page(&file), &text);
         }
     }
-    let mut all = sentences.found;
+    let all = sentences.found;
     if all.len() < facts + queries.min(HELD_BACK) {
         bail!(
             "only {} sentences of English text found on this machine (cargo registry doc \
@@ -122,6 +122,18 @@ pub fn build(facts: usize, queries: usize, probes: usize) -> anyhow::Result<Corp
             facts + queries
         );
     }
+    Ok(of_facts(all, facts, queries, probes))
+}
+
+/// A corpus of `all` (title, content) pairs in a deterministic shuffle: the first `facts` stored,
+/// the rest held back; `queries` natural queries of the held-back ones and `probes` probes of each
+/// kind of the module documentation made from the stored ones. `all` holds more than `facts`.
+pub(super) fn of_facts(
+    mut all: Vec<(String, String)>,
+    facts: usize,
+    queries: usize,
+    probes: usize,
+) -> Corpus {
     let mut rng = Rng::new(0xC0_4905);
     rng.shuffle(&mut all);
     let held: Vec<(String, String)> = all.split_off(facts);
@@ -165,11 +177,11 @@ pub fn build(facts: usize, queries: usize, probes: usize) -> anyhow::Result<Corp
             }
         }
     }
-    Ok(Corpus {
+    Corpus {
         facts: all,
         queries: asked,
         held,
-    })
+    }
 }
 
 /// Words a probe never alters or picks as content (the commonest English words).
@@ -633,11 +645,31 @@ fn run_of<'w, 's>(words: &'w [&'s str], len: usize, rng: &mut Rng) -> &'w [&'s s
 }
 
 /// The words of a sentence as a person would type them (punctuation dropped).
-fn words_of(sentence: &str) -> Vec<&str> {
+pub(super) fn words_of(sentence: &str) -> Vec<&str> {
     sentence
         .split(|c: char| !c.is_alphanumeric() && c != '\'')
         .filter(|w| w.chars().any(char::is_alphabetic))
         .collect()
+}
+
+/// The sentences of `text`, trimmed: it is cut after each `.`, `!` or `?` that ends the text or
+/// is followed by white space.
+pub(super) fn sentences_of(text: &str) -> Vec<&str> {
+    let mut found = Vec::new();
+    let mut start = 0;
+    let bytes = text.as_bytes();
+    for (i, &b) in bytes.iter().enumerate() {
+        let ends =
+            matches!(b, b'.' | b'!' | b'?') && bytes.get(i + 1).is_none_or(u8::is_ascii_whitespace);
+        if ends || i + 1 == bytes.len() {
+            let sentence = text[start..=i].trim();
+            start = i + 1;
+            if !sentence.is_empty() {
+                found.push(sentence);
+            }
+        }
+    }
+    found
 }
 
 /// Distinct sentences, up to a count.
@@ -662,21 +694,10 @@ impl Sentences {
 
     /// Splits `text` into sentences and keeps those of 6 to 60 words, under `label`.
     fn add_text(&mut self, label: &str, text: &str) {
-        let mut start = 0;
-        let bytes = text.as_bytes();
-        for (i, &b) in bytes.iter().enumerate() {
-            let ends = matches!(b, b'.' | b'!' | b'?')
-                && bytes.get(i + 1).is_none_or(u8::is_ascii_whitespace);
-            if ends || i + 1 == bytes.len() {
-                let sentence = text[start..=i].trim();
-                start = i + 1;
-                let words = words_of(sentence).len();
-                if (6..=60).contains(&words)
-                    && !self.full()
-                    && self.seen.insert(sentence.to_owned())
-                {
-                    self.found.push((label.to_owned(), sentence.to_owned()));
-                }
+        for sentence in sentences_of(text) {
+            let words = words_of(sentence).len();
+            if (6..=60).contains(&words) && !self.full() && self.seen.insert(sentence.to_owned()) {
+                self.found.push((label.to_owned(), sentence.to_owned()));
             }
         }
     }
@@ -766,7 +787,7 @@ fn strip_tags(html: &str) -> String {
 }
 
 /// Markdown links and emphasis reduced to their words.
-fn strip_markdown(text: &str) -> String {
+pub(super) fn strip_markdown(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
@@ -791,17 +812,24 @@ fn strip_markdown(text: &str) -> String {
 
 /// Every `.rs` file under `src/` of every crate in the local cargo registry, sorted.
 fn registry_sources() -> anyhow::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for krate in registry_crates()? {
+        collect(&krate.join("src"), "rs", &mut files);
+    }
+    Ok(files)
+}
+
+/// The folder of every crate in the local cargo registry (`name-1.2.3`), sorted.
+pub(super) fn registry_crates() -> anyhow::Result<Vec<PathBuf>> {
     let home = std::env::var_os("CARGO_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cargo")))
         .context("neither CARGO_HOME nor HOME is set")?;
-    let mut files = Vec::new();
+    let mut crates = Vec::new();
     for index in read_dir_sorted(&home.join("registry").join("src")) {
-        for krate in read_dir_sorted(&index) {
-            collect(&krate.join("src"), "rs", &mut files);
-        }
+        crates.extend(read_dir_sorted(&index));
     }
-    Ok(files)
+    Ok(crates)
 }
 
 /// The HTML pages of the toolchain's books and standard library docs, sorted, books first.
@@ -835,7 +863,7 @@ fn toolchain_pages() -> anyhow::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-fn read_dir_sorted(dir: &Path) -> Vec<PathBuf> {
+pub(super) fn read_dir_sorted(dir: &Path) -> Vec<PathBuf> {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
         .unwrap_or_default();
@@ -844,7 +872,7 @@ fn read_dir_sorted(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// Every file with `extension` under `dir`, depth first in sorted order.
-fn collect(dir: &Path, extension: &str, files: &mut Vec<PathBuf>) {
+pub(super) fn collect(dir: &Path, extension: &str, files: &mut Vec<PathBuf>) {
     for path in read_dir_sorted(dir) {
         if path.is_dir() {
             collect(&path, extension, files);

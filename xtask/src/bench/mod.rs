@@ -54,6 +54,7 @@ mod facts;
 mod http;
 mod load;
 mod model;
+mod notes;
 mod realistic;
 mod scrub;
 mod sdk;

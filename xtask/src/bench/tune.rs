@@ -60,29 +60,42 @@ pub struct Extras {
     pub reads: bool,
 }
 
-/// Runs the loop (see the module docs); in a debug build, runs itself again in a release build.
+/// Runs the loop (see the module docs) on the first tuning corpus, or with `notes` on the second
+/// (`notes`); in a debug build, runs itself again in a release build.
 pub fn run(
     million: bool,
     store: Option<PathBuf>,
     extras: &Extras,
     meaning: bool,
+    notes: bool,
 ) -> anyhow::Result<()> {
     if super::ran_optimised()? {
         return Ok(());
     }
     let dir = store.unwrap_or_else(|| target_dir().join("bench-tune"));
     std::fs::create_dir_all(&dir).with_context(|| format!("create {}", dir.display()))?;
-    eprintln!("building the tuning corpus ({FACTS} facts)…");
-    let tuning = corpus::build(FACTS, QUERIES, QUERIES)?;
+    // Each corpus keeps its own stores.
+    let (name, prefix) = if notes {
+        ("the second tuning corpus (notes)", "notes")
+    } else {
+        ("the tuning corpus", "tuning")
+    };
+    eprintln!("building {name} ({FACTS} facts at most)…");
+    let tuning = if notes {
+        super::notes::build(FACTS, QUERIES, QUERIES)?
+    } else {
+        corpus::build(FACTS, QUERIES, QUERIES)?
+    };
     println!(
-        "the tuning corpus: {FACTS} facts, fingerprint {}",
+        "{name}: {} facts, fingerprint {}",
+        tuning.facts.len(),
         tuning.fingerprint()
     );
     if meaning {
-        return meaning_recall(&dir, &tuning);
+        return meaning_recall(&dir.join(format!("{prefix}-meaning.db")), &tuning);
     }
     measure(
-        &dir.join("tuning-100k.db"),
+        &dir.join(format!("{prefix}-100k.db")),
         &tuning.facts,
         &tuning.queries,
         extras,
@@ -90,7 +103,12 @@ pub fn run(
     if million {
         let facts = spliced_million(&tuning);
         let queries = million_queries(&tuning);
-        measure(&dir.join("tuning-1m.db"), &facts, &queries, extras)?;
+        measure(
+            &dir.join(format!("{prefix}-1m.db")),
+            &facts,
+            &queries,
+            extras,
+        )?;
     }
     Ok(())
 }
@@ -128,12 +146,12 @@ fn measure(
 /// real model (`model`; the deterministic stand-in when it is not installed, said so), kept in
 /// `dir` for the next run; then the same on the bench's paraphrases written in other words among
 /// a thousand of its facts (`vectors`): what hybrid search is tuned on.
-fn meaning_recall(dir: &Path, tuning: &corpus::Corpus) -> anyhow::Result<()> {
+fn meaning_recall(path: &Path, tuning: &corpus::Corpus) -> anyhow::Result<()> {
     // The searches go through the memory bin, built as the bench builds it.
     crate::probe::build_bins("release")?;
     let (store, probes) = meaning_store(&tuning.facts, &tuning.queries, MEANING_FACTS);
     let embedder = model::Embedder::start()?;
-    let shares = model::recall(&embedder, &dir.join("tuning-meaning.db"), &store, &probes)?;
+    let shares = model::recall(&embedder, path, &store, &probes)?;
     println!("{} facts embedded by {}:", store.len(), embedder.name());
     for (mode, kind, share) in shares {
         println!("  {mode:<7}{kind:<11}recall@10 {share:.3}");
