@@ -1,6 +1,7 @@
 //! A second corpus to tune on, built another way than the first (`corpus`): facts said as a
 //! team's notes say them, in five registers, each a template around a piece of text of this
-//! machine that neither the first tuning corpus nor the held-out corpus reads:
+//! machine that neither the first tuning corpus nor the held-out corpus is documented to read
+//! (`realistic` names the held-out corpus's sources: man pages and package docs):
 //! - **chat lines** (`#ops`, `ana: fyi the lock is released before the callback runs`): the `#`
 //!   comments of the Python installed under `/usr/lib` (`python3.*`, `python3/dist-packages`),
 //!   consecutive lines joined;
@@ -24,8 +25,8 @@
 //!
 //! Owns: reading those files, the templates, the facts. Guarantees: offline and deterministic for
 //! a given machine (files read in sorted order, templates drawn from a seeded generator), bounded
-//! (reading stops at the facts asked for). Must never: fetch anything, or read the sources of the
-//! held-out corpus (the machine's man pages and `/usr/share/doc`).
+//! (reading stops at the facts asked for). Must never: fetch anything, or read what the held-out
+//! corpus is made from (the machine's man pages and `/usr/share/doc`).
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
