@@ -1,7 +1,8 @@
 //! The tuning loop of full-text and hybrid search: `cargo xtask bench-tune [--million] [--store DIR]
-//! [--misses KIND] [--exhaustive] [--reads] [--meaning]`.
+//! [--misses KIND] [--exhaustive] [--reads] [--meaning] [--notes]`.
 //!
-//! Owns: asking every query of the **tuning corpus** (`corpus`) of the search in process, in an
+//! Owns: asking every query of the **tuning corpus** (`corpus`), or with `--notes` of the second
+//! tuning corpus (`notes`, a team's notes, built another way), of the search in process, in an
 //! optimised build, and printing latency (p50, p95 by the wall clock; the mean time on the CPU,
 //! which a loaded machine disturbs less) and recall@10 per kind of query, at 100,000 facts and
 //! with `--million` at a million (the bench's spliced store), each as its writes left it and as a
