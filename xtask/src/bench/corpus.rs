@@ -5,7 +5,8 @@
 //!
 //! Owns: gathering sentences (the doc comments of the crates in the local cargo registry, then the
 //! prose of the Rust toolchain's HTML docs under `rustc --print sysroot`/share/doc), splitting them
-//! into sentences of 6 to 60 words, a deterministic shuffle, and the workloads drawn from them:
+//! into sentences of 6 to 60 words, a deterministic shuffle, and the workloads drawn from them
+//! ([`of_facts`], which the second tuning corpus, `notes`, draws its workloads with too):
 //! facts (title: where the sentence came from, content: the sentence), natural queries (a window of
 //! 4–7 consecutive words, stop words included, from a sentence held back from the store: no
 //! target) and probes, each with the stored fact it should find in the top 10, of these kinds:
