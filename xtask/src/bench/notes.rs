@@ -20,7 +20,7 @@
 //!
 //! Why: the search was tuned on one corpus of sentences from docs, and measured from outside it
 //! was weaker on text built otherwise. A change that gains on both tuning corpora is likelier to
-//! generalise than one that fits one. It is `bench-tune --corpus notes` only: `bench` reports the
+//! generalise than one that fits one. It is `bench-tune --notes` only: `bench` reports the
 //! first tuning corpus and the held-out one, and this corpus never stands in for the held-out.
 //!
 //! Owns: reading those files, the templates, the facts. Guarantees: offline and deterministic for
