@@ -71,25 +71,29 @@ pub fn build(facts: usize, queries: usize, probes: usize) -> anyhow::Result<Corp
                 .file_name()
                 .map(|n| n.to_string_lossy().to_lowercase())
                 .unwrap_or_default();
-            if notes.full() || !file_name.ends_with(".md") {
+            let changelog = file_name.starts_with("changelog");
+            if notes.full()
+                || !file_name.ends_with(".md")
+                || !(changelog || file_name.starts_with("readme"))
+            {
                 continue;
             }
             let Ok(text) = std::fs::read_to_string(&file) else {
                 continue;
             };
-            if file_name.starts_with("changelog") {
+            if changelog {
                 notes.add_changelog(&name, &version, &text);
-            } else if file_name.starts_with("readme") {
+            } else {
                 notes.add_readme(&name, &text);
             }
         }
     }
     let found = notes.found.len();
-    if found < queries.min(HELD_BACK) + 1_000 {
+    let needed = queries.min(HELD_BACK) + 1_000;
+    if found < needed {
         bail!(
             "only {found} notes made from this machine's Python sources and crate changelogs and \
-             READMEs; {} needed",
-            queries.min(HELD_BACK) + 1_000
+             READMEs; {needed} needed"
         );
     }
     let stored = facts.min(found - HELD_BACK.min(found / 10));
