@@ -22,21 +22,27 @@
 //!    zephyr" OR "zephyr scheduler"`), newest first: when the shortlist left out facts holding
 //!    one of those rare terms, those that say it as the query does;
 //! 3. when some present term is common: the facts holding every present term, then (with three
-//!    present terms or more) those holding all but one of them, newest first: a query often has
-//!    a word its fact lacks (a question's "why", a word in another form). The all-but-one
-//!    sources are read only when fewer facts than a source may read hold every term: a fact
-//!    lacking a term mostly scores below one holding them all (BM25 adds a positive share per term
-//!    held), so when enough hold every term, those that lack one seldom reach the top; each
-//!    such source is an `AND` over long row lists, the costliest read of a query (and one
-//!    holding a rare term whose every fact the shortlist kept is not read at all). Under the same
-//!    condition, the facts holding a common term next to a word it has beside it in the query:
-//!    a paraphrase or a question keeps some of its fact's words in their order (`"at runtime"`
-//!    of `format arguments at runtime`) when it changes the others. When no fact holds every
-//!    present term, the facts saying three consecutive words of the query that hold a common
-//!    term and no rare one (fewer facts say three words than two, so the newest of them are more
-//!    often the fact paraphrased, which keeps runs of its words and changes the words between
-//!    them); a run with a rare term is left to the rare pairs and the shortlist, and a run
-//!    holding every present term to the every-term source;
+//!    present terms or more) those holding all but one of them, newest first: a query often has a
+//!    word its fact lacks (a question's "why", a word in another form). The all-but-one sources are
+//!    read only when fewer facts than a source may read hold every term: a fact lacking a term
+//!    mostly scores below one holding them all (BM25 adds a positive share per term held), so when
+//!    enough hold every term, those that lack one seldom reach the top; each such source is an
+//!    `AND` over long row lists, the costliest read of a query (and one holding a rare term whose
+//!    every fact the shortlist kept is not read at all). Under the same condition, the facts
+//!    holding a common term next to a word it has beside it in the query: a paraphrase or a
+//!    question keeps some of its fact's words in their order (`"at runtime"` of `format arguments
+//!    at runtime`) when it changes the others. And, under the same condition, with four present
+//!    terms or more: the facts holding a rare term and a common one anywhere (`(zephyr AND deploy)
+//!    OR …`), newest first. A paraphrase that says two of its fact's words otherwise leaves the
+//!    fact two terms short, in no all-but-one source; if the rare term it holds is one of many
+//!    facts' only rare term, the shortlist chose among those by age, and the query's common term is
+//!    what sets the fact apart (FTS5 answers an `AND` with a rare term by skipping through the
+//!    common term's long list to the rare term's few rows). When no fact holds every present term,
+//!    the facts saying three consecutive words of the query that hold a common term and no rare one
+//!    (fewer facts say three words than two, so the newest of them are more often the fact
+//!    paraphrased, which keeps runs of its words and changes the words between them); a run with a
+//!    rare term is left to the rare pairs and the shortlist, and a run holding every present term
+//!    to the every-term source;
 //! 4. when more facts hold every present term than a source reads (or one term is present and
 //!    common): the facts holding the query's other words too (its stop words but a question's
 //!    opening, `without` of `what is the reference without consuming`), newest first. The
@@ -805,6 +811,27 @@ fn sources(plan: &Plan) -> Vec<Source> {
             ));
         }
     }
+    // With four present terms or more, a fact lacking two of them is in no source above unless it
+    // says a pair of them next to each other; the rare terms weigh alike in every fact holding
+    // just one of them, so when the shortlist cut among those it chose by age.
+    if (4..=MAX_LEFT_OUT).contains(&present.len()) {
+        let rare_present: Vec<&Term> = present.iter().copied().filter(|t| plan.rare(t)).collect();
+        let rare_beside_common: Vec<String> = rare_present
+            .iter()
+            .flat_map(|r| {
+                common
+                    .iter()
+                    .map(move |c| format!("({})", all_of(&[*r, *c])))
+            })
+            .collect();
+        if !rare_beside_common.is_empty() {
+            sources.push(Source::new(
+                rare_beside_common.join(" OR "),
+                Role::LacksAWord,
+                HoldsRare::OneOf(rare_keys(plan, &rare_present)),
+            ));
+        }
+    }
     let common_pairs: Vec<String> = runs(2, &|keys| keys.iter().any(is_common))
         .into_iter()
         .filter(|pair| !pairs.contains(pair))
@@ -931,6 +958,52 @@ mod tests {
                 r#"("file") AND ("deployed" OR "deployment") AND ("the")"#,
                 r#""the file""#
             ]
+        );
+    }
+
+    #[test]
+    fn with_four_terms_or_more_each_rare_term_is_read_beside_each_common_one() {
+        let beside = |query: &str, terms: Vec<Term>| {
+            let plan = Plan::for_test(query, terms);
+            let rare: Vec<&Term> = plan.terms.iter().filter(|t| plan.rare(t)).collect();
+            let common: Vec<&Term> = plan.terms.iter().filter(|t| !plan.rare(t)).collect();
+            let wanted: Vec<String> = rare
+                .iter()
+                .flat_map(|r| common.iter().map(|c| format!("({})", all_of(&[*r, *c]))))
+                .collect();
+            let wanted = wanted.join(" OR ");
+            plan.sources
+                .iter()
+                .find(|s| s.expression == wanted)
+                .map(|s| (s.role, s.holds.clone()))
+        };
+        let keys = |words: &[&str]| words.iter().map(|w| stem::key(w)).collect();
+        assert_eq!(
+            beside(
+                "zephyr deadline deploy lock",
+                vec![
+                    term("zephyr", 3),
+                    term("deadline", 40),
+                    term("deploy", 5_000),
+                    term("lock", 4_000)
+                ]
+            ),
+            Some((
+                Role::LacksAWord,
+                HoldsRare::OneOf(keys(&["zephyr", "deadline"]))
+            ))
+        );
+        // With three terms, the all-but-one sources are those pairs already.
+        assert_eq!(
+            beside(
+                "zephyr deploy lock",
+                vec![
+                    term("zephyr", 3),
+                    term("deploy", 5_000),
+                    term("lock", 4_000)
+                ]
+            ),
+            None
         );
     }
 
@@ -1225,13 +1298,18 @@ mod tests {
             .filter(|(role, _)| *role == Role::LacksAWord)
             .map(|(_, h)| h)
             .collect();
-        assert_eq!(lacking.len(), 5, "{holds:?}");
+        assert_eq!(lacking.len(), 6, "{holds:?}");
         assert_eq!(lacking[0], &HoldsRare::Each(Vec::new()));
         for each in &lacking[1..4] {
             assert_eq!(*each, &HoldsRare::Each(zephyr.clone()));
         }
         assert_eq!(
             lacking[4],
+            &HoldsRare::OneOf(zephyr.clone()),
+            "the rare term beside each common one"
+        );
+        assert_eq!(
+            lacking[5],
             &HoldsRare::Nothing,
             "common words beside their neighbours"
         );

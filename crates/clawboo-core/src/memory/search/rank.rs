@@ -4,21 +4,24 @@
 //! - **words**: BM25 over every word of the query, computed here on the candidate's own words
 //!   reduced to their families (`stem::key`, so `deploy`, `deployed` and `deployment` are one
 //!   word): each word counts its inverse document frequency `ln(1 + (N − df + ½) / (df + ½))` (a
-//!   rare word outweighs a common one), saturated by how often the text holds it (k1 = [`K1`])
-//!   and normalised by the text's length against the candidates' mean (b = [`B`]). In how often
-//!   a text holds a word, saying it as the query says it counts 1 and saying another form of its
-//!   family counts [`OTHER_FORM`]: of two texts holding the same words, the one saying them in
-//!   the query's own forms ranks first, and a text holding every word in other forms still
-//!   outranks one saying fewer of them as the query does. A word counts the same in the title
-//!   (or a procedure's name) as in the content, as FTS5's BM25 weighs
-//!   columns by default: a title is as often a label many facts share (where the fact came from,
-//!   the project) as a summary of its fact, and counting it more ranks a fact for a label the
-//!   query happens to name above the fact that says what it asks. The `df` is
-//!   the plan's: counted for a rare term, estimated for a common term and for a stop word
-//!   (`counts::Counted`), so `into`, held by one fact in fifty, weighs far more than `the`, held by
-//!   every other fact: the words left of a paraphrased sentence are often such words. A
-//!   question's opening words (`how do I`) weigh as a word in half the facts. The sum is divided
-//!   by the most a text could score, so a text holding every word scores about 1;
+//!   rare word outweighs a common one), saturated by how often the text holds it (k1 = [`K1`]) and
+//!   normalised by the text's length against the candidates' mean (b = [`B`]). In how often a text
+//!   holds a word, saying it as the query says it counts 1 and saying another form of its family
+//!   counts [`OTHER_FORM`] in a text holding every term of the query, and [`OTHER_FORM_LACKING`] in
+//!   a text lacking one: of two texts holding the same words, the one saying them in the query's
+//!   own forms ranks first, and a text holding every word in other forms still outranks one saying
+//!   fewer of them as the query does. Among texts lacking a term (a paraphrase's fact lacks the
+//!   words it says otherwise), the words they do hold are all the evidence, and a word said as the
+//!   query says it weighs more against a shorter text's other forms of it. A word counts the same
+//!   in the title (or a procedure's name) as in the content, as FTS5's BM25 weighs columns by
+//!   default: a title is as often a label many facts share (where the fact came from, the project)
+//!   as a summary of its fact, and counting it more ranks a fact for a label the query happens to
+//!   name above the fact that says what it asks. The `df` is the plan's: counted for a rare term,
+//!   estimated for a common term and for a stop word (`counts::Counted`), so `into`, held by one
+//!   fact in fifty, weighs far more than `the`, held by every other fact: the words left of a
+//!   paraphrased sentence are often such words. A question's opening words (`how do I`) weigh as a
+//!   word in half the facts. The sum is divided by the most a text could score, so a text holding
+//!   every word scores about 1;
 //! - **order**: the share of the query's consecutive word pairs, stop words included, that the
 //!   text holds next to each other in the same order, weighted [`ORDER_WEIGHT`]: of two texts
 //!   with the same words, the one that says them as the query does ranks first.
@@ -42,12 +45,18 @@ const K1: f64 = 0.9;
 const B: f64 = 0.75;
 /// How much word order counts beside the words themselves.
 const ORDER_WEIGHT: f64 = 0.5;
-/// How much a word of a query family counts in BM25's term frequency when the text says it in
-/// another form than the query's (`deployment` for `deployed`), beside 1 for the query's own
-/// form. A paraphrase keeps some of its fact's words as the fact says them while the facts around
-/// it say other forms of them; a query in other forms (`configured buffers` of `configure the
+/// How much a word of a query family counts in BM25's term frequency when a text holding every
+/// term of the query says it in another form than the query's (`deployment` for `deployed`),
+/// beside 1 for the query's own form. Of texts holding the same families, the one in the query's
+/// own words ranks first; a query in other forms (`configured buffers` of `configure the
 /// buffer`) still finds its fact, which holds more of its families.
 const OTHER_FORM: f64 = 0.8;
+/// The same in a text lacking a term of the query. A text holding every term is what a query in
+/// other forms than its fact's asks for, so its forms count nearly as the query's; a text lacking
+/// one is at best what a paraphrase asks for, which keeps some of its fact's words as the fact
+/// says them and says the others otherwise, and there a shorter text saying other forms of the
+/// kept words (which BM25's length normalisation favours) is seldom the fact paraphrased.
+const OTHER_FORM_LACKING: f64 = 0.6;
 /// How many facts saying a rare form of a common term the shortlist adds beside its pool.
 const SAID_POOL: usize = 10;
 
@@ -282,6 +291,9 @@ pub(super) struct Scorer {
     idf: Vec<(Family, f64)>,
     /// The family of every word of the query, in order (what word order is judged on).
     query: Vec<Family>,
+    /// How many of `idf`'s families, at its start, are the query's terms (the rest are its
+    /// other words).
+    terms: usize,
     /// The most a text could score on words.
     best_words: f64,
     mean_len: f64,
@@ -301,6 +313,7 @@ impl Scorer {
             // A term that no fact holds still counts (as the rarest) should a text hold it.
             idf.push((family, inverse_frequency(n, term.facts.max(1.0))));
         }
+        let terms = idf.len();
         // The query's other words (its stop words) count as often as the facts hold them.
         for (key, facts) in &plan.stop_words {
             let family = families.of_key(key);
@@ -318,6 +331,7 @@ impl Scorer {
         Self {
             idf,
             query: QueryPhrase::of(plan, families).0,
+            terms,
             best_words,
             mean_len,
         }
@@ -326,11 +340,19 @@ impl Scorer {
     /// The score of a text with `words`; see the module documentation.
     pub(super) fn score(&self, words: &Words) -> f64 {
         let norm = K1 * (1.0 - B + B * words.len() as f64 / self.mean_len);
+        let lacks_a_term = self.idf[..self.terms]
+            .iter()
+            .any(|(family, _)| !words.title.contains(family) && !words.content.contains(family));
+        let other_form = if lacks_a_term {
+            OTHER_FORM_LACKING
+        } else {
+            OTHER_FORM
+        };
         let mut sum = 0.0;
         for &(family, idf) in &self.idf {
             let held = count(&words.title, family) + count(&words.content, family);
             let said = count(&words.said, family);
-            let tf = said + OTHER_FORM * (held - said);
+            let tf = said + other_form * (held - said);
             if tf > 0.0 {
                 sum += idf * tf * (K1 + 1.0) / (tf + norm);
             }
@@ -569,6 +591,35 @@ mod tests {
         let other_forms = scorer.score(&words(&plan, "", "configure a buffer limit"));
         let two_as_said = scorer.score(&words(&plan, "", "configured buffers stay here"));
         assert!(other_forms > two_as_said, "{other_forms} {two_as_said}");
+    }
+
+    #[test]
+    fn a_text_lacking_a_term_counts_its_other_forms_less_than_one_holding_them_all() {
+        let terms = [("restarted", 50), ("workers", 50), ("nightly", 50)];
+        // Longer, in the query's own forms; shorter, in other forms; no pair in order in either.
+        let (as_said, other_forms) = (
+            "restarted the workers at noon today",
+            "restart a worker now",
+        );
+        let scores = |query: &[&str]| {
+            let plan = plan(query, &terms[..query.len()]);
+            let texts = [words(&plan, "", as_said), words(&plan, "", other_forms)];
+            let scorer = Scorer::new(&plan, &Families::new(&plan), &texts);
+            (scorer.score(&texts[0]), scorer.score(&texts[1]))
+        };
+        // Both lack `nightly`: the words they hold are all the evidence, said as asked outranks.
+        let (as_said_lacking, other_forms_lacking) = scores(&["restarted", "workers", "nightly"]);
+        assert!(
+            as_said_lacking > other_forms_lacking,
+            "{as_said_lacking} {other_forms_lacking}"
+        );
+        // Both hold every term: other forms count nearly as the query's, and the shorter text,
+        // which BM25 favours, ranks first.
+        let (as_said_whole, other_forms_whole) = scores(&["restarted", "workers"]);
+        assert!(
+            other_forms_whole > as_said_whole,
+            "{other_forms_whole} {as_said_whole}"
+        );
     }
 
     #[test]
