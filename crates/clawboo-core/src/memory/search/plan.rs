@@ -812,8 +812,8 @@ fn sources(plan: &Plan) -> Vec<Source> {
         }
     }
     // With four present terms or more, a fact lacking two of them is in no source above unless it
-    // says a pair of them next to each other; the rare terms weigh alike in every fact holding
-    // just one of them, so when the shortlist cut among those it chose by age.
+    // says a pair of them next to each other; the facts holding the same one rare term weigh alike
+    // in the shortlist, so when it cut among those it chose by age.
     if (4..=MAX_LEFT_OUT).contains(&present.len()) {
         let rare_present: Vec<&Term> = present.iter().copied().filter(|t| plan.rare(t)).collect();
         let rare_beside_common: Vec<String> = rare_present
