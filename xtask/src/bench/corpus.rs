@@ -673,15 +673,16 @@ pub(super) fn sentences_of(text: &str) -> Vec<&str> {
     found
 }
 
-/// Distinct sentences, up to a count.
-struct Sentences {
-    found: Vec<(String, String)>,
+/// Distinct sentences (each content once, under its label), up to a count; the notes corpus
+/// (`notes`) keeps its notes in one too.
+pub(super) struct Sentences {
+    pub(super) found: Vec<(String, String)>,
     seen: HashSet<String>,
     wanted: usize,
 }
 
 impl Sentences {
-    fn new(wanted: usize) -> Self {
+    pub(super) fn new(wanted: usize) -> Self {
         Self {
             found: Vec::new(),
             seen: HashSet::new(),
@@ -689,16 +690,22 @@ impl Sentences {
         }
     }
 
-    fn full(&self) -> bool {
+    pub(super) fn full(&self) -> bool {
         self.found.len() >= self.wanted
+    }
+
+    /// Keeps `content` under `label` unless it is full or holds `content` already.
+    pub(super) fn keep(&mut self, label: &str, content: &str) {
+        if !self.full() && self.seen.insert(content.to_owned()) {
+            self.found.push((label.to_owned(), content.to_owned()));
+        }
     }
 
     /// Splits `text` into sentences and keeps those of 6 to 60 words, under `label`.
     fn add_text(&mut self, label: &str, text: &str) {
         for sentence in sentences_of(text) {
-            let words = words_of(sentence).len();
-            if (6..=60).contains(&words) && !self.full() && self.seen.insert(sentence.to_owned()) {
-                self.found.push((label.to_owned(), sentence.to_owned()));
+            if (6..=60).contains(&words_of(sentence).len()) {
+                self.keep(label, sentence);
             }
         }
     }

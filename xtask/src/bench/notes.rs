@@ -28,14 +28,13 @@
 //! (reading stops at the facts asked for). Must never: fetch anything, or read what the held-out
 //! corpus is made from (the machine's man pages and `/usr/share/doc`).
 
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use anyhow::bail;
 use clawboo_tests::Rng;
 
 use super::corpus::{
-    self, Corpus, HELD_BACK, collect, read_dir_sorted, registry_crates, sentences_of,
+    self, Corpus, HELD_BACK, Sentences, collect, read_dir_sorted, registry_crates, sentences_of,
     strip_markdown, words_of,
 };
 
@@ -88,7 +87,7 @@ pub fn build(facts: usize, queries: usize, probes: usize) -> anyhow::Result<Corp
             }
         }
     }
-    let found = notes.found.len();
+    let found = notes.kept.found.len();
     let needed = queries.min(HELD_BACK) + 1_000;
     if found < needed {
         bail!(
@@ -97,14 +96,12 @@ pub fn build(facts: usize, queries: usize, probes: usize) -> anyhow::Result<Corp
         );
     }
     let stored = facts.min(found - HELD_BACK.min(found / 10));
-    Ok(corpus::of_facts(notes.found, stored, queries, probes))
+    Ok(corpus::of_facts(notes.kept.found, stored, queries, probes))
 }
 
 /// The notes made so far, each content once, and the generator that picks their templates.
 struct Notes {
-    found: Vec<(String, String)>,
-    seen: HashSet<String>,
-    wanted: usize,
+    kept: Sentences,
     rng: Rng,
     /// The number the next issue report gets.
     issue: usize,
@@ -113,22 +110,18 @@ struct Notes {
 impl Notes {
     fn new(wanted: usize) -> Self {
         Self {
-            found: Vec::new(),
-            seen: HashSet::new(),
-            wanted,
+            kept: Sentences::new(wanted),
             rng: Rng::new(0x4E_07E5),
             issue: 1_000,
         }
     }
 
     fn full(&self) -> bool {
-        self.found.len() >= self.wanted
+        self.kept.full()
     }
 
     fn push(&mut self, title: String, content: String) {
-        if !self.full() && self.seen.insert(content.clone()) {
-            self.found.push((title, content));
-        }
+        self.kept.keep(&title, &content);
     }
 
     /// A chat line saying `said` (a comment, 5 to 40 words).
@@ -445,7 +438,7 @@ mod tests {
                       >>> flush_pending(q)\n    \"\"\"\n    return 1\n";
         let mut notes = Notes::new(100);
         notes.add_python("spool.journal", source);
-        let contents: Vec<&str> = notes.found.iter().map(|(_, c)| c.as_str()).collect();
+        let contents: Vec<&str> = notes.kept.found.iter().map(|(_, c)| c.as_str()).collect();
         assert_eq!(contents.len(), 3, "{contents:?}");
         assert!(contents[0].contains("the queue is drained"), "{contents:?}");
         assert!(
@@ -474,7 +467,7 @@ mod tests {
                     - Ok\n";
         let mut notes = Notes::new(100);
         notes.add_changelog("tablekit", "1.2.0", text);
-        let contents: Vec<&str> = notes.found.iter().map(|(_, c)| c.as_str()).collect();
+        let contents: Vec<&str> = notes.kept.found.iter().map(|(_, c)| c.as_str()).collect();
         assert_eq!(contents.len(), 2, "{contents:?}");
         assert!(contents.iter().all(|c| c.contains("tablekit")));
         assert!(
@@ -488,7 +481,7 @@ mod tests {
                 .iter()
                 .any(|c| c.contains("http") || c.contains('#') || c.contains('@'))
         );
-        assert!(notes.found.iter().all(|(t, _)| t == "config tablekit"));
+        assert!(notes.kept.found.iter().all(|(t, _)| t == "config tablekit"));
     }
 
     #[test]
@@ -498,7 +491,7 @@ mod tests {
                     Table::new(); // it never moves a row once written anywhere\n```\n";
         let mut notes = Notes::new(100);
         notes.add_readme("tablekit", text);
-        let contents: Vec<&str> = notes.found.iter().map(|(_, c)| c.as_str()).collect();
+        let contents: Vec<&str> = notes.kept.found.iter().map(|(_, c)| c.as_str()).collect();
         assert_eq!(
             contents,
             [
