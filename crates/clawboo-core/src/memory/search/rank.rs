@@ -340,23 +340,23 @@ impl Scorer {
     /// The score of a text with `words`; see the module documentation.
     pub(super) fn score(&self, words: &Words) -> f64 {
         let norm = K1 * (1.0 - B + B * words.len() as f64 / self.mean_len);
-        let lacks_a_term = self.idf[..self.terms]
-            .iter()
-            .any(|(family, _)| !words.title.contains(family) && !words.content.contains(family));
-        let other_form = if lacks_a_term {
-            OTHER_FORM_LACKING
-        } else {
-            OTHER_FORM
-        };
-        let mut sum = 0.0;
-        for &(family, idf) in &self.idf {
+        // Whether the text lacks a term is known only once every word is counted, so the sum is
+        // kept for both shares of another form in the same pass: [holding every term, lacking
+        // one].
+        let mut sums = [0.0; 2];
+        let mut lacks_a_term = false;
+        for (i, &(family, idf)) in self.idf.iter().enumerate() {
             let held = count(&words.title, family) + count(&words.content, family);
             let said = count(&words.said, family);
-            let tf = said + other_form * (held - said);
-            if tf > 0.0 {
-                sum += idf * tf * (K1 + 1.0) / (tf + norm);
+            lacks_a_term |= i < self.terms && held == 0.0;
+            for (sum, other_form) in sums.iter_mut().zip([OTHER_FORM, OTHER_FORM_LACKING]) {
+                let tf = said + other_form * (held - said);
+                if tf > 0.0 {
+                    *sum += idf * tf * (K1 + 1.0) / (tf + norm);
+                }
             }
         }
+        let sum = sums[usize::from(lacks_a_term)];
         // A text holding every term once, at the mean length, scores 1 on words.
         let words_score = sum / self.best_words;
         words_score + ORDER_WEIGHT * self.order(words)
