@@ -24,7 +24,15 @@
 //!   every word scores about 1;
 //! - **order**: the share of the query's consecutive word pairs, stop words included, that the
 //!   text holds next to each other in the same order, weighted [`ORDER_WEIGHT`]: of two texts
-//!   with the same words, the one that says them as the query does ranks first.
+//!   with the same words, the one that says them as the query does ranks first; and the share of
+//!   the query's words with a word on either side (its runs of three) whose two neighbours the
+//!   text holds in order with another word between them, weighted [`APART_WEIGHT`]. A paraphrase
+//!   that says a word of its fact otherwise keeps the words either side of it where they were
+//!   (`restart the idle workers` of `restart the stale workers`): the fact loses the two pairs
+//!   holding the word said otherwise and keeps the pair around it, which a text merely holding
+//!   the same words seldom has. A text saying the query's own run is counted by its pairs side by
+//!   side, not again here: a question's opening (`the best way to handle`), said word for word by
+//!   facts about nothing the question asks, gains no more than it did.
 //!
 //! Before that, [`shortlist`] picks which facts holding the rare terms are read at all: those
 //! holding the most inverse document frequency of them, newest first among equals; and beside
@@ -43,8 +51,12 @@ use super::stem;
 const K1: f64 = 0.9;
 /// BM25's length normalisation.
 const B: f64 = 0.75;
-/// How much word order counts beside the words themselves.
+/// How much word order counts beside the words themselves: the query's word pairs side by side.
 const ORDER_WEIGHT: f64 = 0.5;
+/// How much the words either side of a query word, held in order around another word, count:
+/// half as much as pairs side by side, since two words with another between them are weaker
+/// evidence of the query's sentence than two said together.
+const APART_WEIGHT: f64 = 0.25;
 /// How much a word of a query family counts in BM25's term frequency when a text holding every
 /// term of the query says it in another form than the query's (`deployment` for `deployed`),
 /// beside 1 for the query's own form. Of texts holding the same families, the one in the query's
@@ -359,24 +371,38 @@ impl Scorer {
         let sum = sums[usize::from(lacks_a_term)];
         // A text holding every term once, at the mean length, scores 1 on words.
         let words_score = sum / self.best_words;
-        words_score + ORDER_WEIGHT * self.order(words)
+        // Pairs side by side as the query says them; and the words either side of a query word
+        // the text says otherwise (a run said as the query says it is counted by the first).
+        let side_by_side = self.share_of_runs(words, 2, |run, said| said == run);
+        let around_another = self.share_of_runs(words, 3, |run, said| {
+            said[0] == run[0] && said[2] == run[2] && said[1] != run[1]
+        });
+        words_score + ORDER_WEIGHT * side_by_side + APART_WEIGHT * around_another
     }
 
-    /// The share of the query's consecutive word pairs that the text holds in the same order.
-    fn order(&self, words: &Words) -> f64 {
-        if self.query.len() < 2 {
+    /// The share of the query's runs of `width` consecutive words for which the text holds a run
+    /// of as many words that `matches` it (called with the query's run, then the text's, whose
+    /// first word is one of the query's).
+    fn share_of_runs(
+        &self,
+        words: &Words,
+        width: usize,
+        matches: impl Fn(&[Family], &[Family]) -> bool,
+    ) -> f64 {
+        if self.query.len() < width {
             return 0.0;
         }
         let held = self
             .query
-            .windows(2)
-            .filter(|pair| {
-                [&words.title, &words.content]
-                    .iter()
-                    .any(|text| text.windows(2).any(|w| w == *pair && w[0] != OTHER))
+            .windows(width)
+            .filter(|run| {
+                [&words.title, &words.content].iter().any(|text| {
+                    text.windows(width)
+                        .any(|said| said[0] != OTHER && matches(run, said))
+                })
             })
             .count();
-        held as f64 / (self.query.len() - 1) as f64
+        held as f64 / (self.query.len() + 1 - width) as f64
     }
 }
 
@@ -546,9 +572,10 @@ mod tests {
         let mut plan = plan(&["panic", "into", "the"], &[("panic", 2_000)]);
         plan.stop_words = vec![("into".to_owned(), 500.0), ("the".to_owned(), 60_000.0)];
         let scorer = scorer(&plan);
-        // The same length, and no two of the query's words next to each other in either.
-        let into = scorer.score(&words(&plan, "", "panic turns into errors"));
-        let the = scorer.score(&words(&plan, "", "panic turns the errors"));
+        // The same length, and no two of the query's words next to each other or one word apart
+        // in either.
+        let into = scorer.score(&words(&plan, "", "panic soon turns into errors"));
+        let the = scorer.score(&words(&plan, "", "panic soon turns the errors"));
         assert!(into > the, "{into} {the}");
     }
 
@@ -759,6 +786,20 @@ mod tests {
         let title = scorer.score(&words(&plan, "lock", "the file we keep"));
         let content = scorer.score(&words(&plan, "other", "the file we lock"));
         assert_eq!(title, content);
+    }
+
+    #[test]
+    fn the_words_either_side_of_one_said_otherwise_outrank_the_same_words_apart() {
+        let plan = plan(
+            &["restart", "stale", "workers"],
+            &[("restart", 100), ("stale", 100), ("workers", 100)],
+        );
+        let scorer = scorer(&plan);
+        // The same words and length, no two of the query's words side by side in either; the
+        // first keeps `restart` and `workers` one word apart, as the query says them.
+        let around = scorer.score(&words(&plan, "", "we restart idle workers now"));
+        let apart = scorer.score(&words(&plan, "", "we restart now, idle workers"));
+        assert!(around > apart, "{around} {apart}");
     }
 
     #[test]

@@ -971,13 +971,13 @@ mod tests {
     #[test]
     fn an_older_fact_saying_a_rare_form_of_a_common_word_is_read() {
         // Every query word's family is common: more newer facts than a source reads hold all
-        // three (`works`), never side by side as the query says them. Only the older fact says
-        // `worked`, so the form is rare where the family is not.
+        // three (`works`), never side by side or one word apart as the query says them. Only the
+        // older fact says `worked`, so the form is rare where the family is not.
         let newer: Vec<(String, String)> = (0..260)
             .map(|i| {
                 (
                     format!("batch {i}"),
-                    format!("Works with the loader on config file number {i} of the batch jobs"),
+                    format!("Works with the loader and the config file number {i} of batch jobs"),
                 )
             })
             .collect();
