@@ -4,8 +4,12 @@
 //! - **words**: BM25 over every word of the query, computed here on the candidate's own words
 //!   reduced to their families (`stem::key`, so `deploy`, `deployed` and `deployment` are one
 //!   word): each word counts its inverse document frequency `ln(1 + (N − df + ½) / (df + ½))` (a
-//!   rare word outweighs a common one), saturated by how often the text holds it (k1 = [`K1`]) and
-//!   normalised by the text's length against the candidates' mean (b = [`B`]). In how often a text
+//!   rare word outweighs a common one), times how many times the query says it when it is a
+//!   content word (as BM25's query term frequency, and FTS5's bm25, which sums a word once per
+//!   time the query says it: `bytes` of `2 bytes of 4 bytes` is what the query is about; a stop
+//!   word counts once, as a sentence says `the` twice as a matter of course), saturated by how
+//!   often the text holds it (k1 = [`K1`]) and normalised by the text's length against the
+//!   candidates' mean (b = [`B`]). In how often a text
 //!   holds a word, saying it as the query says it counts 1 and saying another form of its family
 //!   counts [`OTHER_FORM`] in a text holding every term of the query, and [`OTHER_FORM_LACKING`] in
 //!   a text lacking one: of two texts holding the same words, the one saying them in the query's
@@ -299,7 +303,8 @@ impl Hasher for FnvHasher {
 
 /// Scores candidates against one planned query.
 pub(super) struct Scorer {
-    /// Each term's family and inverse document frequency.
+    /// Each term's family and weight: its inverse document frequency, times how many times the
+    /// query says it for a term (a stop word counts once).
     idf: Vec<(Family, f64)>,
     /// The family of every word of the query, in order (what word order is judged on).
     query: Vec<Family>,
@@ -323,7 +328,16 @@ impl Scorer {
                 continue;
             }
             // A term that no fact holds still counts (as the rarest) should a text hold it.
-            idf.push((family, inverse_frequency(n, term.facts.max(1.0))));
+            let said = plan
+                .words
+                .iter()
+                .filter(|key| **key == term.key)
+                .count()
+                .max(1);
+            idf.push((
+                family,
+                said as f64 * inverse_frequency(n, term.facts.max(1.0)),
+            ));
         }
         let terms = idf.len();
         // The query's other words (its stop words) count as often as the facts hold them.
@@ -565,6 +579,23 @@ mod tests {
         let common = words(&plan, "", "the file is closed when dropped");
         let scorer = scorer(&plan);
         assert!(scorer.score(&rare) > scorer.score(&common));
+    }
+
+    #[test]
+    fn a_word_the_query_says_twice_outweighs_one_as_rare_said_once() {
+        let plan = plan(
+            &["bytes", "of", "bytes", "dropped", "the", "the"],
+            &[("bytes", 100), ("dropped", 100)],
+        );
+        let scorer = scorer(&plan);
+        // The same length, no pair of the query's words in either.
+        let twice = scorer.score(&words(&plan, "", "some bytes here"));
+        let once = scorer.score(&words(&plan, "", "some dropped here"));
+        assert!(twice > once, "{twice} {once}");
+        // A stop word counts once however often the query says it: `the` holds half the facts
+        // here, far commoner than `dropped`.
+        let the = scorer.score(&words(&plan, "", "some the here"));
+        assert!(once > the, "{once} {the}");
     }
 
     #[test]
