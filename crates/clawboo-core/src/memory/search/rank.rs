@@ -572,6 +572,12 @@ mod tests {
         Scorer::new(plan, &Families::new(plan), &[])
     }
 
+    /// The scores of facts with these contents (and no title) for `plan`.
+    fn contents_scored<const N: usize>(plan: &Plan, contents: [&str; N]) -> [f64; N] {
+        let scorer = scorer(plan);
+        contents.map(|content| scorer.score(&words(plan, "", content)))
+    }
+
     #[test]
     fn a_rare_word_outweighs_a_common_one() {
         let plan = plan(&["zephyr", "file"], &[("zephyr", 3), ("file", 5_000)]);
@@ -587,14 +593,14 @@ mod tests {
             &["bytes", "of", "bytes", "dropped", "the", "the"],
             &[("bytes", 100), ("dropped", 100)],
         );
-        let scorer = scorer(&plan);
-        // The same length, no pair of the query's words in either.
-        let twice = scorer.score(&words(&plan, "", "some bytes here"));
-        let once = scorer.score(&words(&plan, "", "some dropped here"));
+        // The same length, no pair of the query's words in any.
+        let [twice, once, the] = contents_scored(
+            &plan,
+            ["some bytes here", "some dropped here", "some the here"],
+        );
         assert!(twice > once, "{twice} {once}");
         // A stop word counts once however often the query says it: `the` holds half the facts
         // here, far commoner than `dropped`.
-        let the = scorer.score(&words(&plan, "", "some the here"));
         assert!(once > the, "{once} {the}");
     }
 
@@ -645,9 +651,10 @@ mod tests {
             &["configured", "buffers", "limits"],
             &[("configured", 50), ("buffers", 50), ("limits", 50)],
         );
-        let scorer = scorer(&plan);
-        let other_forms = scorer.score(&words(&plan, "", "configure a buffer limit"));
-        let two_as_said = scorer.score(&words(&plan, "", "configured buffers stay here"));
+        let [other_forms, two_as_said] = contents_scored(
+            &plan,
+            ["configure a buffer limit", "configured buffers stay here"],
+        );
         assert!(other_forms > two_as_said, "{other_forms} {two_as_said}");
     }
 
@@ -825,11 +832,15 @@ mod tests {
             &["restart", "stale", "workers"],
             &[("restart", 100), ("stale", 100), ("workers", 100)],
         );
-        let scorer = scorer(&plan);
         // The same words and length, no two of the query's words side by side in either; the
         // first keeps `restart` and `workers` one word apart, as the query says them.
-        let around = scorer.score(&words(&plan, "", "we restart idle workers now"));
-        let apart = scorer.score(&words(&plan, "", "we restart now, idle workers"));
+        let [around, apart] = contents_scored(
+            &plan,
+            [
+                "we restart idle workers now",
+                "we restart now, idle workers",
+            ],
+        );
         assert!(around > apart, "{around} {apart}");
     }
 
