@@ -9,23 +9,22 @@
 //!   time the query says it: `bytes` of `2 bytes of 4 bytes` is what the query is about; a stop
 //!   word counts once, as a sentence says `the` twice as a matter of course), saturated by how
 //!   often the text holds it (k1 = [`K1`]) and normalised by the text's length against the
-//!   candidates' mean (b = [`B`]). In how often a text
-//!   holds a word, saying it as the query says it counts 1 and saying another form of its family
-//!   counts [`OTHER_FORM`] in a text holding every term of the query, and [`OTHER_FORM_LACKING`] in
-//!   a text lacking one: of two texts holding the same words, the one saying them in the query's
-//!   own forms ranks first, and a text holding every word in other forms still outranks one saying
-//!   fewer of them as the query does. Among texts lacking a term (a paraphrase's fact lacks the
-//!   words it says otherwise), the words they do hold are all the evidence, and a word said as the
-//!   query says it weighs more against a shorter text's other forms of it. A word counts the same
-//!   in the title (or a procedure's name) as in the content, as FTS5's BM25 weighs columns by
-//!   default: a title is as often a label many facts share (where the fact came from, the project)
-//!   as a summary of its fact, and counting it more ranks a fact for a label the query happens to
-//!   name above the fact that says what it asks. The `df` is the plan's: counted for a rare term,
-//!   estimated for a common term and for a stop word (`counts::Counted`), so `into`, held by one
-//!   fact in fifty, weighs far more than `the`, held by every other fact: the words left of a
-//!   paraphrased sentence are often such words. A question's opening words (`how do I`) weigh as a
-//!   word in half the facts. The sum is divided by the most a text could score, so a text holding
-//!   every word scores about 1;
+//!   candidates' mean (b = [`B`]). In how often a text holds a word, saying it as the query says it
+//!   counts 1 and saying another form of its family counts [`OTHER_FORM`] in a text holding every
+//!   term of the query, and [`OTHER_FORM_LACKING`] in a text lacking one: of two texts holding the
+//!   same words, the one saying them in the query's own forms ranks first, and a text holding every
+//!   word in other forms still outranks one saying fewer of them as the query does. Among texts
+//!   lacking a term (a paraphrase's fact lacks the words it says otherwise), the words they do hold
+//!   are all the evidence, and a word said as the query says it weighs more against a shorter
+//!   text's other forms of it. A word counts the same in the title (or a procedure's name) as in
+//!   the content, as FTS5's BM25 weighs columns by default: a title is as often a label many facts
+//!   share (where the fact came from, the project) as a summary of its fact, and counting it more
+//!   ranks a fact for a label the query happens to name above the fact that says what it asks. The
+//!   `df` is the plan's: counted for a rare term, estimated for a common term and for a stop word
+//!   (`counts::Counted`), so `into`, held by one fact in fifty, weighs far more than `the`, held by
+//!   every other fact: the words left of a paraphrased sentence are often such words. A question's
+//!   opening words (`how do I`) weigh as a word in half the facts. The sum is divided by the most a
+//!   text could score, so a text holding every word scores about 1;
 //! - **order**: the share of the query's consecutive word pairs, stop words included, that the
 //!   text holds next to each other in the same order, weighted [`ORDER_WEIGHT`]: of two texts
 //!   with the same words, the one that says them as the query does ranks first; and the share of
@@ -608,11 +607,15 @@ mod tests {
     fn a_stop_word_few_facts_hold_outweighs_one_most_facts_hold() {
         let mut plan = plan(&["panic", "into", "the"], &[("panic", 2_000)]);
         plan.stop_words = vec![("into".to_owned(), 500.0), ("the".to_owned(), 60_000.0)];
-        let scorer = scorer(&plan);
         // The same length, and no two of the query's words next to each other or one word apart
         // in either.
-        let into = scorer.score(&words(&plan, "", "panic soon turns into errors"));
-        let the = scorer.score(&words(&plan, "", "panic soon turns the errors"));
+        let [into, the] = contents_scored(
+            &plan,
+            [
+                "panic soon turns into errors",
+                "panic soon turns the errors",
+            ],
+        );
         assert!(into > the, "{into} {the}");
     }
 
